@@ -1,0 +1,1 @@
+"""schedconsole's scheduling engine: kube-scheduler's framework in Python and NumPy."""

@@ -1,0 +1,112 @@
+"""Typed reads from decoded YAML/JSON with the field path kept for error messages."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, NoReturn
+
+
+class FieldError(ValueError):
+    """A value at a named field path that is missing, of the wrong type or invalid."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.detail = message
+
+
+def fail(path: str, message: str) -> NoReturn:
+    """Raise a FieldError for `path`."""
+    raise FieldError(path, message)
+
+
+def join(path: str, key: str | int) -> str:
+    """Extend a field path with a key or list index."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def mapping(value: Any, path: str) -> dict[str, Any]:
+    """The value as a mapping; null is an empty mapping."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        fail(path, f"expected an object, got {type(value).__name__} {value!r}")
+    return value
+
+
+def sequence(value: Any, path: str) -> list[Any]:
+    """The value as a list; null is an empty list."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        fail(path, f"expected a list, got {type(value).__name__} {value!r}")
+    return value
+
+
+def string(value: Any, path: str, default: str = "") -> str:
+    """The value as a string; null is the default."""
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        fail(path, f"expected a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def integer(value: Any, path: str, default: int | None = None) -> int | None:
+    """The value as an integer; null is the default."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        fail(path, f"expected an integer, got {type(value).__name__} {value!r}")
+    return value
+
+
+def boolean(value: Any, path: str, default: bool = False) -> bool:
+    """The value as a boolean; null is the default."""
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        fail(path, f"expected true or false, got {value!r}")
+    return value
+
+
+def string_map(value: Any, path: str) -> dict[str, str]:
+    """A map of strings to strings, such as labels or annotations."""
+    out: dict[str, str] = {}
+    for key, item in mapping(value, path).items():
+        if not isinstance(key, str):
+            fail(path, f"keys must be strings, got {key!r}")
+        if not isinstance(item, str):
+            fail(join(path, key), f"expected a string, got {type(item).__name__} {item!r}")
+        out[key] = item
+    return out
+
+
+def timestamp(value: Any, path: str) -> float | None:
+    """An RFC 3339 time as seconds since the epoch; null stays None."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return moment.timestamp()
+    if not isinstance(value, str):
+        fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {value!r}")
+    return parse_time(value, path)
+
+
+def parse_time(text: str, path: str) -> float:
+    """Parse an RFC 3339 time string into seconds since the epoch."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {text!r}")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def format_time(seconds: float) -> str:
+    """Render seconds since the epoch as RFC 3339 in UTC, as the API server writes times."""
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

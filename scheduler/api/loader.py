@@ -1,0 +1,189 @@
+"""Reading cluster objects from YAML/JSON files as `kubectl get -o yaml` writes them."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import yaml
+
+from scheduler.api.fields import FieldError
+from scheduler.api.objects import (
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    parse_namespace,
+    parse_node,
+    parse_pdb,
+    parse_pod,
+    parse_priority_class,
+)
+
+SUFFIXES = (".yaml", ".yml", ".json")
+# Kinds the Koordinator plugins read; kept as documents for the plugins that parse them.
+EXTENSION_KINDS = ("PodGroup", "Reservation", "NodeMetric", "NodeResourceTopology")
+
+
+class LoadError(ValueError):
+    """A file, document or field that cannot be read; the message names all three."""
+
+    def __init__(self, source: str, document: int | None, what: str, field: str, message: str) -> None:
+        where = source
+        if document is not None:
+            where += f": document {document}"
+            if what:
+                where += f" ({what})"
+        if field:
+            where += f": {field}"
+        super().__init__(f"{where}: {message}")
+        self.source = source
+        self.document = document
+        self.field = field
+
+
+@dataclass(slots=True)
+class ClusterObjects:
+    """Everything read from the cluster files, in file order."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    extensions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+_PARSERS: dict[str, Callable[[Any, str], Any]] = {
+    "Node": parse_node,
+    "Pod": parse_pod,
+    "Namespace": parse_namespace,
+    "PriorityClass": parse_priority_class,
+    "PodDisruptionBudget": parse_pdb,
+}
+_TARGETS = {
+    "Node": "nodes",
+    "Pod": "pods",
+    "Namespace": "namespaces",
+    "PriorityClass": "priority_classes",
+    "PodDisruptionBudget": "pdbs",
+}
+
+
+def _files(paths: list[str]) -> Iterator[pathlib.Path]:
+    for raw in paths:
+        path = pathlib.Path(raw)
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+        elif path.is_file():
+            yield path
+        else:
+            raise LoadError(str(path), None, "", "", "no such file or directory")
+
+
+def _documents(path: pathlib.Path) -> list[Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError(str(path), None, "", "", f"cannot read: {exc}") from exc
+    if path.suffix == ".json":
+        try:
+            return [json.loads(text)]
+        except json.JSONDecodeError as exc:
+            raise LoadError(str(path), None, "", "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    try:
+        return [d for d in yaml.safe_load_all(text)]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise LoadError(str(path), None, "", "", f"invalid YAML{where}: {problem}") from exc
+
+
+def _describe(doc: dict[str, Any]) -> str:
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    name = meta.get("name", "") if isinstance(meta, dict) else ""
+    ns = meta.get("namespace", "") if isinstance(meta, dict) else ""
+    kind = doc.get("kind", "?")
+    return f"{kind} {ns + '/' if ns else ''}{name}".strip()
+
+
+def load_cluster(paths: list[str]) -> ClusterObjects:
+    """Read every object from the files and folders; raise LoadError on the first bad one."""
+    out = ClusterObjects()
+    seen: dict[tuple[str, str], str] = {}
+    skipped: set[str] = set()
+    for path in _files(paths):
+        for number, doc in enumerate(_documents(path), start=1):
+            if doc is None:
+                continue
+            items: list[tuple[str, Any]]
+            if isinstance(doc, dict) and doc.get("kind") == "List":
+                items = [(f"items[{i}].", item) for i, item in enumerate(doc.get("items") or [])]
+            else:
+                items = [("", doc)]
+            for prefix, item in items:
+                if not isinstance(item, dict):
+                    raise LoadError(str(path), number, "", prefix.rstrip("."), f"expected a Kubernetes object, got {type(item).__name__}")
+                kind = item.get("kind")
+                if not isinstance(kind, str) or not kind:
+                    raise LoadError(str(path), number, "", prefix + "kind", "is required")
+                what = _describe(item)
+                if kind in EXTENSION_KINDS:
+                    out.extensions.setdefault(kind, []).append(item)
+                    continue
+                parser = _PARSERS.get(kind)
+                if parser is None:
+                    if kind not in skipped:
+                        skipped.add(kind)
+                        out.warnings.append(f"warning: {path}: skipping objects of kind {kind!r} (not used by the scheduler)")
+                    continue
+                try:
+                    obj = parser(item, prefix.rstrip(".") if prefix else "")
+                except FieldError as exc:
+                    raise LoadError(str(path), number, what, exc.path, exc.detail) from exc
+                key = (kind, f"{getattr(obj.meta, 'namespace', '')}/{obj.meta.name}")
+                if key in seen:
+                    raise LoadError(str(path), number, what, "metadata.name", f"duplicate {kind} {key[1].lstrip('/')!r} (first in {seen[key]})")
+                seen[key] = f"{path} document {number}"
+                getattr(out, _TARGETS[kind]).append(obj)
+    _resolve_priorities(out)
+    return out
+
+
+def _resolve_priorities(objs: ClusterObjects) -> None:
+    """spec.priority as given, else from priorityClassName, else the global default, else 0."""
+    classes = {pc.name: pc for pc in objs.priority_classes}
+    default = next((pc for pc in objs.priority_classes if pc.global_default), None)
+    for pod in objs.pods:
+        if pod.priority is not None:
+            continue
+        if pod.priority_class_name:
+            pc = classes.get(pod.priority_class_name)
+            if pc is None and pod.priority_class_name in ("system-cluster-critical", "system-node-critical"):
+                pod.priority = 2000000000 if pod.priority_class_name == "system-cluster-critical" else 2000001000
+                continue
+            if pc is None:
+                raise LoadError(
+                    "cluster",
+                    None,
+                    "",
+                    f"Pod {pod.key}: spec.priorityClassName",
+                    f"no PriorityClass with name {pod.priority_class_name} was found",
+                )
+            pod.priority = pc.value
+            if not pod.preemption_policy:
+                pod.preemption_policy = pc.preemption_policy
+        elif default is not None:
+            pod.priority = default.value
+            if not pod.preemption_policy:
+                pod.preemption_policy = default.preemption_policy
+        else:
+            pod.priority = 0
+    for pod in objs.pods:
+        if not pod.preemption_policy:
+            pod.preemption_policy = "PreemptLowerPriority"

@@ -1,0 +1,731 @@
+"""The Kubernetes objects a scheduler reads, parsed from `kubectl get -o yaml` form.
+
+Only the fields scheduling uses are modelled; the decoded document is kept in `raw` so
+nothing the user wrote is lost when an object is written back out.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from scheduler.api.fields import (
+    boolean,
+    fail,
+    integer,
+    join,
+    mapping,
+    sequence,
+    string,
+    string_map,
+    timestamp,
+)
+from scheduler.api.quantity import QuantityError, ceil_fraction, parse_quantity
+from scheduler.api.selectors import (
+    EVERYTHING,
+    LabelSelector,
+    NodeSelector,
+    NodeSelectorTerm,
+    Requirement,
+    Taint,
+    Toleration,
+    parse_label_selector,
+    parse_node_selector,
+    parse_node_selector_term,
+    parse_taints,
+    parse_tolerations,
+)
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+ResourceList = dict[str, int]
+"""Resource name to amount: millicores for cpu, integer units (bytes, counts) otherwise."""
+
+
+def _resource_amounts(raw: Any, path: str) -> dict[str, Fraction]:
+    out: dict[str, Fraction] = {}
+    for name, qty in mapping(raw, path).items():
+        try:
+            amount = parse_quantity(qty)
+        except QuantityError as exc:
+            fail(join(path, str(name)), str(exc))
+        if amount < 0:
+            fail(join(path, str(name)), f"must be greater than or equal to 0, got {qty!r}")
+        out[str(name)] = amount
+    return out
+
+
+def to_resource_list(amounts: dict[str, Fraction]) -> ResourceList:
+    """Convert exact amounts to integers: millicores for cpu, rounded-up units otherwise."""
+    return {
+        name: ceil_fraction(amount * 1000) if name == CPU else ceil_fraction(amount)
+        for name, amount in amounts.items()
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectMeta:
+    """The metadata fields the scheduler reads."""
+
+    name: str
+    namespace: str
+    uid: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    owner_kinds: tuple[tuple[str, str], ...]
+    creation_timestamp: float | None
+    deletion_timestamp: float | None
+
+
+def parse_meta(raw: Any, path: str, namespaced: bool) -> ObjectMeta:
+    """Parse metadata; a namespaced object without a namespace lives in `default`."""
+    data = mapping(raw, path)
+    name = string(data.get("name"), join(path, "name"))
+    if not name:
+        fail(join(path, "name"), "is required")
+    namespace = string(data.get("namespace"), join(path, "namespace"), "default") or "default"
+    owners = []
+    for i, ref in enumerate(sequence(data.get("ownerReferences"), join(path, "ownerReferences"))):
+        ref_map = mapping(ref, join(join(path, "ownerReferences"), i))
+        owners.append((str(ref_map.get("kind", "")), str(ref_map.get("name", ""))))
+    return ObjectMeta(
+        name=name,
+        namespace=namespace if namespaced else "",
+        uid=string(data.get("uid"), join(path, "uid"))
+        or (f"uid-{namespace}-{name}" if namespaced else f"uid-{name}"),
+        labels=string_map(data.get("labels"), join(path, "labels")),
+        annotations=string_map(data.get("annotations"), join(path, "annotations")),
+        owner_kinds=tuple(owners),
+        creation_timestamp=timestamp(data.get("creationTimestamp"), join(path, "creationTimestamp")),
+        deletion_timestamp=timestamp(data.get("deletionTimestamp"), join(path, "deletionTimestamp")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPort:
+    """A container port; only those with a hostPort matter to NodePorts."""
+
+    host_ip: str
+    protocol: str
+    host_port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """A container's requests, limits, image and ports."""
+
+    name: str
+    image: str
+    requests: dict[str, Fraction]
+    ports: tuple[ContainerPort, ...]
+    restartable: bool = False
+
+
+def parse_container(raw: Any, path: str, init: bool) -> Container:
+    """Parse a container; requests default to limits as the API server defaults them."""
+    data = mapping(raw, path)
+    resources = mapping(data.get("resources"), join(path, "resources"))
+    requests = _resource_amounts(resources.get("requests"), join(join(path, "resources"), "requests"))
+    limits = _resource_amounts(resources.get("limits"), join(join(path, "resources"), "limits"))
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)
+    ports = []
+    for i, port in enumerate(sequence(data.get("ports"), join(path, "ports"))):
+        where = join(join(path, "ports"), i)
+        pmap = mapping(port, where)
+        host_port = integer(pmap.get("hostPort"), join(where, "hostPort"), 0) or 0
+        if not 0 <= host_port <= 65535:
+            fail(join(where, "hostPort"), f"must be between 0 and 65535, got {host_port}")
+        if host_port > 0:
+            ports.append(
+                ContainerPort(
+                    string(pmap.get("hostIP"), join(where, "hostIP")),
+                    string(pmap.get("protocol"), join(where, "protocol"), "TCP") or "TCP",
+                    host_port,
+                )
+            )
+    restart = string(data.get("restartPolicy"), join(path, "restartPolicy"))
+    return Container(
+        name=string(data.get("name"), join(path, "name")),
+        image=string(data.get("image"), join(path, "image")),
+        requests=requests,
+        ports=tuple(ports),
+        restartable=init and restart == "Always",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """A pod (anti-)affinity term with its namespaces resolved later against Namespace labels."""
+
+    selector: LabelSelector
+    namespaces: frozenset[str]
+    namespace_selector: LabelSelector | None
+    topology_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    """A preferred pod (anti-)affinity term and its weight (1..100)."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredSchedulingTerm:
+    """A preferred node affinity term and its weight."""
+
+    weight: int
+    term: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class Affinity:
+    """Node affinity, pod affinity and pod anti-affinity."""
+
+    node_required: NodeSelector | None = None
+    node_preferred: tuple[PreferredSchedulingTerm, ...] = ()
+    pod_required: tuple[PodAffinityTerm, ...] = ()
+    pod_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    anti_required: tuple[PodAffinityTerm, ...] = ()
+    anti_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+def _pod_affinity_term(raw: Any, path: str, meta: ObjectMeta) -> PodAffinityTerm:
+    data = mapping(raw, path)
+    selector = (
+        parse_label_selector(data["labelSelector"], join(path, "labelSelector"))
+        if data.get("labelSelector") is not None
+        else None
+    )
+    # The API server merges matchLabelKeys / mismatchLabelKeys into the selector at creation.
+    extra: list[Requirement] = []
+    for key in sequence(data.get("matchLabelKeys"), join(path, "matchLabelKeys")):
+        if isinstance(key, str) and key in meta.labels:
+            extra.append(Requirement(key, "In", (meta.labels[key],)))
+    for key in sequence(data.get("mismatchLabelKeys"), join(path, "mismatchLabelKeys")):
+        if isinstance(key, str) and key in meta.labels:
+            extra.append(Requirement(key, "NotIn", (meta.labels[key],)))
+    if selector is None and extra:
+        selector = LabelSelector(())
+    if selector is not None and extra:
+        selector = LabelSelector(selector.requirements + tuple(extra))
+    ns_list = [
+        string(n, join(join(path, "namespaces"), i))
+        for i, n in enumerate(sequence(data.get("namespaces"), join(path, "namespaces")))
+    ]
+    ns_selector = (
+        parse_label_selector(data["namespaceSelector"], join(path, "namespaceSelector"))
+        if data.get("namespaceSelector") is not None
+        else None
+    )
+    topology_key = string(data.get("topologyKey"), join(path, "topologyKey"))
+    if not topology_key:
+        fail(join(path, "topologyKey"), "can not be empty")
+    # A nil selector matches nothing; we model it as a selector no labels satisfy.
+    final = selector if selector is not None else LabelSelector((Requirement("", "In", ()),))
+    # Empty namespaces and a nil namespaceSelector mean the pod's own namespace.
+    namespaces = frozenset(ns_list) if ns_list or ns_selector is not None else frozenset([meta.namespace])
+    return PodAffinityTerm(final, namespaces, ns_selector, topology_key)
+
+
+def _weighted_terms(raw: Any, path: str, meta: ObjectMeta) -> tuple[WeightedPodAffinityTerm, ...]:
+    out = []
+    for i, item in enumerate(sequence(raw, path)):
+        where = join(path, i)
+        entry = mapping(item, where)
+        weight = integer(entry.get("weight"), join(where, "weight"), 0) or 0
+        if not 1 <= weight <= 100:
+            fail(join(where, "weight"), f"must be in the range 1-100, got {weight}")
+        out.append(
+            WeightedPodAffinityTerm(weight, _pod_affinity_term(entry.get("podAffinityTerm"), join(where, "podAffinityTerm"), meta))
+        )
+    return tuple(out)
+
+
+def parse_affinity(raw: Any, path: str, meta: ObjectMeta) -> Affinity | None:
+    """Parse spec.affinity."""
+    if raw is None:
+        return None
+    data = mapping(raw, path)
+    node = mapping(data.get("nodeAffinity"), join(path, "nodeAffinity"))
+    npath = join(path, "nodeAffinity")
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    preferred = []
+    ppath = join(npath, "preferredDuringSchedulingIgnoredDuringExecution")
+    for i, item in enumerate(sequence(node.get("preferredDuringSchedulingIgnoredDuringExecution"), ppath)):
+        where = join(ppath, i)
+        entry = mapping(item, where)
+        weight = integer(entry.get("weight"), join(where, "weight"), 0) or 0
+        if not 1 <= weight <= 100:
+            fail(join(where, "weight"), f"must be in the range 1-100, got {weight}")
+        preferred.append(PreferredSchedulingTerm(weight, parse_node_selector_term(entry.get("preference"), join(where, "preference"))))
+    pod = mapping(data.get("podAffinity"), join(path, "podAffinity"))
+    anti = mapping(data.get("podAntiAffinity"), join(path, "podAntiAffinity"))
+    apath, xpath = join(path, "podAffinity"), join(path, "podAntiAffinity")
+    req_key, pref_key = "requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"
+    return Affinity(
+        node_required=parse_node_selector(required, join(npath, req_key)) if required is not None else None,
+        node_preferred=tuple(preferred),
+        pod_required=tuple(
+            _pod_affinity_term(t, join(join(apath, req_key), i), meta)
+            for i, t in enumerate(sequence(pod.get(req_key), join(apath, req_key)))
+        ),
+        pod_preferred=_weighted_terms(pod.get(pref_key), join(apath, pref_key), meta),
+        anti_required=tuple(
+            _pod_affinity_term(t, join(join(xpath, req_key), i), meta)
+            for i, t in enumerate(sequence(anti.get(req_key), join(xpath, req_key)))
+        ),
+        anti_preferred=_weighted_terms(anti.get(pref_key), join(xpath, pref_key), meta),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    """A pod topology spread constraint."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    selector: LabelSelector | None
+    min_domains: int | None
+    node_affinity_policy: str
+    node_taints_policy: str
+    match_label_keys: tuple[str, ...]
+
+
+def parse_spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstraint, ...]:
+    """Parse spec.topologySpreadConstraints."""
+    out = []
+    for i, item in enumerate(sequence(raw, path)):
+        where = join(path, i)
+        data = mapping(item, where)
+        max_skew = integer(data.get("maxSkew"), join(where, "maxSkew"), 0) or 0
+        if max_skew <= 0:
+            fail(join(where, "maxSkew"), f"must be greater than zero, got {max_skew}")
+        key = string(data.get("topologyKey"), join(where, "topologyKey"))
+        if not key:
+            fail(join(where, "topologyKey"), "can not be empty")
+        when = string(data.get("whenUnsatisfiable"), join(where, "whenUnsatisfiable"))
+        if when not in ("DoNotSchedule", "ScheduleAnyway"):
+            fail(join(where, "whenUnsatisfiable"), f"unsupported value {when!r}; valid: DoNotSchedule, ScheduleAnyway")
+        min_domains = integer(data.get("minDomains"), join(where, "minDomains"))
+        if min_domains is not None and min_domains <= 0:
+            fail(join(where, "minDomains"), f"must be greater than zero, got {min_domains}")
+        if min_domains is not None and when != "DoNotSchedule":
+            fail(join(where, "minDomains"), "can only be set when whenUnsatisfiable is DoNotSchedule")
+        policies = {}
+        for name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            value = string(data.get(name), join(where, name))
+            if value and value not in ("Honor", "Ignore"):
+                fail(join(where, name), f"unsupported value {value!r}; valid: Honor, Ignore")
+            policies[name] = value
+        selector = (
+            parse_label_selector(data["labelSelector"], join(where, "labelSelector"))
+            if data.get("labelSelector") is not None
+            else None
+        )
+        out.append(
+            TopologySpreadConstraint(
+                max_skew=max_skew,
+                topology_key=key,
+                when_unsatisfiable=when,
+                selector=selector,
+                min_domains=min_domains,
+                node_affinity_policy=policies["nodeAffinityPolicy"] or "Honor",
+                node_taints_policy=policies["nodeTaintsPolicy"] or "Ignore",
+                match_label_keys=tuple(
+                    string(k, join(join(where, "matchLabelKeys"), j))
+                    for j, k in enumerate(sequence(data.get("matchLabelKeys"), join(where, "matchLabelKeys")))
+                ),
+            )
+        )
+    return tuple(out)
+
+
+@dataclass(slots=True, eq=False)
+class Pod:
+    """A pod: its scheduling-relevant spec and status, plus the document it came from."""
+
+    meta: ObjectMeta
+    node_name: str
+    scheduler_name: str
+    priority: int | None
+    priority_class_name: str
+    preemption_policy: str
+    node_selector: dict[str, str]
+    affinity: Affinity | None
+    tolerations: tuple[Toleration, ...]
+    spread_constraints: tuple[TopologySpreadConstraint, ...]
+    scheduling_gates: tuple[str, ...]
+    containers: tuple[Container, ...]
+    init_containers: tuple[Container, ...]
+    overhead: dict[str, Fraction]
+    pod_requests: dict[str, Fraction]
+    phase: str
+    nominated_node_name: str
+    start_time: float | None
+    conditions: list[dict[str, Any]]
+    raw: dict[str, Any]
+    requests: ResourceList = field(default_factory=dict)
+    nonzero_cpu: int = 0
+    nonzero_memory: int = 0
+
+    @property
+    def name(self) -> str:
+        """metadata.name."""
+        return self.meta.name
+
+    @property
+    def namespace(self) -> str:
+        """metadata.namespace."""
+        return self.meta.namespace
+
+    @property
+    def uid(self) -> str:
+        """metadata.uid."""
+        return self.meta.uid
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`, as kube-scheduler names pods in messages."""
+        return f"{self.meta.namespace}/{self.meta.name}"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """metadata.labels."""
+        return self.meta.labels
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        """metadata.annotations."""
+        return self.meta.annotations
+
+    @property
+    def effective_priority(self) -> int:
+        """The pod's priority, 0 when unresolved (`corev1helpers.PodPriority`)."""
+        return self.priority if self.priority is not None else 0
+
+    @property
+    def terminating(self) -> bool:
+        """Whether the pod has a deletion timestamp."""
+        return self.meta.deletion_timestamp is not None
+
+    @property
+    def host_ports(self) -> list[ContainerPort]:
+        """All host ports the pod asks for (containers and init containers)."""
+        return [p for c in self.init_containers + self.containers for p in c.ports]
+
+    @property
+    def images(self) -> list[str]:
+        """The images of the pod's regular containers."""
+        return [c.image for c in self.containers]
+
+    def with_changes(self, **changes: Any) -> Pod:
+        """A copy with some fields replaced (objects given to plugins are never mutated)."""
+        twin = copy.copy(self)
+        for name, value in changes.items():
+            setattr(twin, name, value)
+        return twin
+
+
+def _max_into(total: dict[str, Fraction], other: dict[str, Fraction]) -> None:
+    for name, amount in other.items():
+        if amount > total.get(name, Fraction(0)):
+            total[name] = amount
+
+
+def _add_into(total: dict[str, Fraction], other: dict[str, Fraction]) -> None:
+    for name, amount in other.items():
+        total[name] = total.get(name, Fraction(0)) + amount
+
+
+def pod_requests(pod: Pod, non_missing: bool = False) -> dict[str, Fraction]:
+    """The pod's effective requests as component-helpers' `resource.PodRequests` computes them.
+
+    Regular containers add up; restartable (sidecar) init containers add to both the running
+    total and every later init container; each ordinary init container counts on its own; the
+    result is the larger of the two per resource, plus the pod overhead. With `non_missing`,
+    containers without a cpu or memory request count 100m / 200Mi (scoring's non-zero rule).
+    """
+
+    def of(container: Container) -> dict[str, Fraction]:
+        reqs = dict(container.requests)
+        if non_missing:
+            reqs.setdefault(CPU, Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000))
+            reqs.setdefault(MEMORY, Fraction(DEFAULT_MEMORY_REQUEST))
+        return reqs
+
+    total: dict[str, Fraction] = {}
+    for container in pod.containers:
+        _add_into(total, of(container))
+    restartable: dict[str, Fraction] = {}
+    init_max: dict[str, Fraction] = {}
+    for container in pod.init_containers:
+        reqs = of(container)
+        if container.restartable:
+            _add_into(restartable, reqs)
+            reqs = dict(restartable)
+        else:
+            reqs = dict(reqs)
+            _add_into(reqs, restartable)
+        _max_into(init_max, reqs)
+    _add_into(total, restartable)
+    _max_into(total, init_max)
+    if pod.pod_requests:
+        for name in (CPU, MEMORY):
+            if name in pod.pod_requests:
+                total[name] = pod.pod_requests[name]
+    _add_into(total, pod.overhead)
+    return total
+
+
+def parse_pod(raw: Any, path: str = "") -> Pod:
+    """Parse a v1 Pod document."""
+    doc = mapping(raw, path)
+    meta = parse_meta(doc.get("metadata"), join(path, "metadata"), namespaced=True)
+    spec = mapping(doc.get("spec"), join(path, "spec"))
+    status = mapping(doc.get("status"), join(path, "status"))
+    sp = join(path, "spec")
+    containers = tuple(
+        parse_container(c, join(join(sp, "containers"), i), init=False)
+        for i, c in enumerate(sequence(spec.get("containers"), join(sp, "containers")))
+    )
+    init_containers = tuple(
+        parse_container(c, join(join(sp, "initContainers"), i), init=True)
+        for i, c in enumerate(sequence(spec.get("initContainers"), join(sp, "initContainers")))
+    )
+    gates = []
+    for i, gate in enumerate(sequence(spec.get("schedulingGates"), join(sp, "schedulingGates"))):
+        gates.append(string(mapping(gate, join(join(sp, "schedulingGates"), i)).get("name"), join(join(join(sp, "schedulingGates"), i), "name")))
+    policy = string(spec.get("preemptionPolicy"), join(sp, "preemptionPolicy"))
+    if policy and policy not in ("PreemptLowerPriority", "Never"):
+        fail(join(sp, "preemptionPolicy"), f"unsupported value {policy!r}; valid: PreemptLowerPriority, Never")
+    pod_level = mapping(spec.get("resources"), join(sp, "resources"))
+    pod_reqs = _resource_amounts(pod_level.get("requests"), join(join(sp, "resources"), "requests"))
+    for name, amount in _resource_amounts(pod_level.get("limits"), join(join(sp, "resources"), "limits")).items():
+        pod_reqs.setdefault(name, amount)
+    conditions = [dict(mapping(c, join(join(join(path, "status"), "conditions"), i))) for i, c in enumerate(sequence(status.get("conditions"), join(join(path, "status"), "conditions")))]
+    pod = Pod(
+        meta=meta,
+        node_name=string(spec.get("nodeName"), join(sp, "nodeName")),
+        scheduler_name=string(spec.get("schedulerName"), join(sp, "schedulerName")) or DEFAULT_SCHEDULER_NAME,
+        priority=integer(spec.get("priority"), join(sp, "priority")),
+        priority_class_name=string(spec.get("priorityClassName"), join(sp, "priorityClassName")),
+        preemption_policy=policy,
+        node_selector=string_map(spec.get("nodeSelector"), join(sp, "nodeSelector")),
+        affinity=parse_affinity(spec.get("affinity"), join(sp, "affinity"), meta),
+        tolerations=parse_tolerations(spec.get("tolerations"), join(sp, "tolerations")),
+        spread_constraints=parse_spread_constraints(spec.get("topologySpreadConstraints"), join(sp, "topologySpreadConstraints")),
+        scheduling_gates=tuple(gates),
+        containers=containers,
+        init_containers=init_containers,
+        overhead=_resource_amounts(spec.get("overhead"), join(sp, "overhead")),
+        pod_requests={k: v for k, v in pod_reqs.items() if k in (CPU, MEMORY)},
+        phase=string(status.get("phase"), join(join(path, "status"), "phase"), "Pending") or "Pending",
+        nominated_node_name=string(status.get("nominatedNodeName"), join(join(path, "status"), "nominatedNodeName")),
+        start_time=timestamp(status.get("startTime"), join(join(path, "status"), "startTime")),
+        conditions=conditions,
+        raw=doc,
+    )
+    refresh_requests(pod)
+    return pod
+
+
+def refresh_requests(pod: Pod) -> None:
+    """Compute the pod's integer requests and non-zero cpu/memory once, as the queue needs them."""
+    pod.requests = to_resource_list(pod_requests(pod))
+    nonzero = to_resource_list(pod_requests(pod, non_missing=True))
+    pod.nonzero_cpu = nonzero.get(CPU, 0)
+    pod.nonzero_memory = nonzero.get(MEMORY, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerImage:
+    """An image present on a node: its names and size in bytes."""
+
+    names: tuple[str, ...]
+    size_bytes: int
+
+
+@dataclass(slots=True, eq=False)
+class Node:
+    """A node: labels, taints, allocatable resources and images."""
+
+    meta: ObjectMeta
+    unschedulable: bool
+    taints: tuple[Taint, ...]
+    allocatable: ResourceList
+    capacity: ResourceList
+    images: tuple[ContainerImage, ...]
+    raw: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """metadata.name."""
+        return self.meta.name
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """metadata.labels."""
+        return self.meta.labels
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        """metadata.annotations."""
+        return self.meta.annotations
+
+
+def parse_node(raw: Any, path: str = "") -> Node:
+    """Parse a v1 Node document."""
+    doc = mapping(raw, path)
+    meta = parse_meta(doc.get("metadata"), join(path, "metadata"), namespaced=False)
+    spec = mapping(doc.get("spec"), join(path, "spec"))
+    status = mapping(doc.get("status"), join(path, "status"))
+    st = join(path, "status")
+    capacity = _resource_amounts(status.get("capacity"), join(st, "capacity"))
+    allocatable = _resource_amounts(status.get("allocatable"), join(st, "allocatable"))
+    if not allocatable:
+        allocatable = dict(capacity)
+    images = []
+    for i, item in enumerate(sequence(status.get("images"), join(st, "images"))):
+        where = join(join(st, "images"), i)
+        entry = mapping(item, where)
+        names = tuple(
+            string(n, join(join(where, "names"), j)) for j, n in enumerate(sequence(entry.get("names"), join(where, "names")))
+        )
+        images.append(ContainerImage(names, integer(entry.get("sizeBytes"), join(where, "sizeBytes"), 0) or 0))
+    return Node(
+        meta=meta,
+        unschedulable=boolean(spec.get("unschedulable"), join(join(path, "spec"), "unschedulable")),
+        taints=parse_taints(spec.get("taints"), join(join(path, "spec"), "taints")),
+        allocatable=to_resource_list(allocatable),
+        capacity=to_resource_list(capacity),
+        images=tuple(images),
+        raw=doc,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """A namespace; its labels feed pod affinity's namespaceSelector."""
+
+    meta: ObjectMeta
+
+    @property
+    def name(self) -> str:
+        """metadata.name."""
+        return self.meta.name
+
+
+def parse_namespace(raw: Any, path: str = "") -> Namespace:
+    """Parse a v1 Namespace document."""
+    doc = mapping(raw, path)
+    return Namespace(parse_meta(doc.get("metadata"), join(path, "metadata"), namespaced=False))
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass:
+    """A scheduling.k8s.io/v1 PriorityClass."""
+
+    meta: ObjectMeta
+    value: int
+    global_default: bool
+    preemption_policy: str
+
+    @property
+    def name(self) -> str:
+        """metadata.name."""
+        return self.meta.name
+
+
+def parse_priority_class(raw: Any, path: str = "") -> PriorityClass:
+    """Parse a PriorityClass document."""
+    doc = mapping(raw, path)
+    value = integer(doc.get("value"), join(path, "value"))
+    if value is None:
+        fail(join(path, "value"), "is required")
+    policy = string(doc.get("preemptionPolicy"), join(path, "preemptionPolicy"), "PreemptLowerPriority")
+    if policy not in ("PreemptLowerPriority", "Never"):
+        fail(join(path, "preemptionPolicy"), f"unsupported value {policy!r}; valid: PreemptLowerPriority, Never")
+    return PriorityClass(
+        parse_meta(doc.get("metadata"), join(path, "metadata"), namespaced=False),
+        value,
+        boolean(doc.get("globalDefault"), join(path, "globalDefault")),
+        policy,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    """A policy/v1 PodDisruptionBudget: its selector and the status fields preemption reads."""
+
+    meta: ObjectMeta
+    selector: LabelSelector
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+    @property
+    def name(self) -> str:
+        """metadata.name."""
+        return self.meta.name
+
+
+def parse_pdb(raw: Any, path: str = "") -> PodDisruptionBudget:
+    """Parse a PodDisruptionBudget document."""
+    doc = mapping(raw, path)
+    spec = mapping(doc.get("spec"), join(path, "spec"))
+    status = mapping(doc.get("status"), join(path, "status"))
+    raw_selector = spec.get("selector")
+    # A nil selector selects nothing; an empty one selects every pod of the namespace.
+    selector = (
+        parse_label_selector(raw_selector, join(join(path, "spec"), "selector"))
+        if raw_selector is not None
+        else LabelSelector((Requirement("", "In", ()),))
+    )
+    disrupted = mapping(status.get("disruptedPods"), join(join(path, "status"), "disruptedPods"))
+    return PodDisruptionBudget(
+        parse_meta(doc.get("metadata"), join(path, "metadata"), namespaced=True),
+        selector,
+        integer(status.get("disruptionsAllowed"), join(join(path, "status"), "disruptionsAllowed"), 0) or 0,
+        frozenset(str(k) for k in disrupted),
+    )
+
+
+__all__ = [
+    "EVERYTHING",
+    "Affinity",
+    "Container",
+    "ContainerImage",
+    "ContainerPort",
+    "LabelSelector",
+    "Namespace",
+    "Node",
+    "NodeSelector",
+    "NodeSelectorTerm",
+    "ObjectMeta",
+    "Pod",
+    "PodAffinityTerm",
+    "PodDisruptionBudget",
+    "PreferredSchedulingTerm",
+    "PriorityClass",
+    "ResourceList",
+    "Taint",
+    "Toleration",
+    "TopologySpreadConstraint",
+    "WeightedPodAffinityTerm",
+    "parse_namespace",
+    "parse_node",
+    "parse_pdb",
+    "parse_pod",
+    "parse_priority_class",
+]
