@@ -1,0 +1,1 @@
+"""KubeSchedulerConfiguration v1: strict decoding, upstream defaults, validation and feature gates."""

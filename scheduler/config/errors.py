@@ -1,0 +1,170 @@
+"""Field errors worded as apimachinery's `field.Error` prints them, and the ConfigError carrying them.
+
+Every message keeps upstream's shape `<field>: <Type>: <value>: <detail>` so a user who searches
+for the text finds kube-scheduler's documentation and issues.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class FieldIssue:
+    """One problem at one field path; `text` is the full message, `field` the path alone."""
+
+    field: str
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Stringer:
+    """Base of bad values Go prints through their String method, unquoted (a Duration's `10s`)."""
+
+    __slots__ = ()
+
+
+def go_quote(text: str) -> str:
+    """A string quoted as Go's `%q` does for printable text."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def go_value(value: object) -> str:
+    """A bad value rendered as `field.Error` renders it: strings quoted, numbers and bools bare."""
+    if value is None:
+        return "null"
+    if isinstance(value, Stringer):
+        return str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        # Go prints a []string bad value with %#v.
+        return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
+    # Go would print a struct with %#v; the JSON of the YAML form is what the user wrote.
+    return json.dumps(value, default=str, separators=(",", ":"))
+
+
+def _issue(path: str, body: str, detail: str = "") -> FieldIssue:
+    text = f"{path}: {body}" if path else body
+    if detail:
+        text += f": {detail}"
+    return FieldIssue(path, text)
+
+
+def invalid(path: str, value: object, detail: str) -> FieldIssue:
+    """`field.Invalid`: `<path>: Invalid value: <value>: <detail>`."""
+    return _issue(path, f"Invalid value: {go_value(value)}", detail)
+
+
+def required(path: str, detail: str = "") -> FieldIssue:
+    """`field.Required`: `<path>: Required value[: <detail>]`."""
+    return _issue(path, "Required value", detail)
+
+
+def duplicate(path: str, value: object) -> FieldIssue:
+    """`field.Duplicate`: `<path>: Duplicate value: <value>`."""
+    return _issue(path, f"Duplicate value: {go_value(value)}")
+
+
+def forbidden(path: str, detail: str) -> FieldIssue:
+    """`field.Forbidden`: `<path>: Forbidden: <detail>`."""
+    return _issue(path, "Forbidden", detail)
+
+
+def not_supported(path: str, value: object, valid: Sequence[str]) -> FieldIssue:
+    """`field.NotSupported`: `<path>: Unsupported value: <value>: supported values: "a", "b"`."""
+    detail = "supported values: " + ", ".join(go_quote(v) for v in valid) if valid else ""
+    return _issue(path, f"Unsupported value: {go_value(value)}", detail)
+
+
+def json_kind(value: object) -> str:
+    """The JSON type name Go's decoder reports for a value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def type_error(path: str, value: object, expected: str) -> FieldIssue:
+    """A value of the wrong JSON type, worded after Go's `cannot unmarshal X into Y`."""
+    shown = json_kind(value)
+    if isinstance(value, (str, int, float)):
+        shown += f" {go_value(value)}"
+    return _issue(path, f"cannot unmarshal {shown} into {expected}")
+
+
+def unknown_field(path: str) -> FieldIssue:
+    """A field the schema does not have, worded as strict decoding reports it."""
+    return FieldIssue(path, f"unknown field {go_quote(path)}")
+
+
+def aggregate(messages: Sequence[str]) -> str:
+    """Join messages as `utilerrors.Aggregate` does: duplicates dropped, `[a, b]` when several."""
+    unique = list(dict.fromkeys(messages))
+    if len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
+
+
+@dataclass
+class DecodeLog:
+    """Problems found while decoding: unknown fields (strict decoding) and wrongly typed values."""
+
+    unknown: list[FieldIssue] = field(default_factory=list)
+    errors: list[FieldIssue] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.unknown or self.errors)
+
+    def extend(self, other: DecodeLog) -> None:
+        """Add another log's problems to this one."""
+        self.unknown.extend(other.unknown)
+        self.errors.extend(other.errors)
+
+    def issues(self) -> list[FieldIssue]:
+        """Every problem, unknown fields first."""
+        return self.unknown + self.errors
+
+    def message(self) -> str:
+        """The log as one message, unknown fields grouped as upstream's strict decoding error."""
+        parts = []
+        if self.unknown:
+            parts.append("strict decoding error: " + ", ".join(i.text for i in self.unknown))
+        parts.extend(i.text for i in self.errors)
+        return aggregate(parts)
+
+
+class ArgsDecodeError(ValueError):
+    """Plugin args that could not be decoded; carries the DecodeLog."""
+
+    def __init__(self, log: DecodeLog) -> None:
+        super().__init__(log.message())
+        self.log = log
+
+
+class ConfigError(ValueError):
+    """A scheduler configuration that cannot be used; names the file, the field and the value."""
+
+    def __init__(self, source: str, issues: Sequence[FieldIssue], message: str | None = None) -> None:
+        self.source = source
+        self.issues = tuple(issues)
+        self.field = self.issues[0].field if self.issues else ""
+        self.message = message if message is not None else aggregate([i.text for i in self.issues])
+        super().__init__(f"{source}: {self.message}" if source else self.message)
