@@ -422,8 +422,8 @@ class Pod:
 
     @property
     def host_ports(self) -> list[ContainerPort]:
-        """All host ports the pod asks for (containers and init containers)."""
-        return [p for c in self.init_containers + self.containers for p in c.ports]
+        """Host ports the pod holds while running: containers and sidecar init containers."""
+        return [p for c in self.init_containers if c.restartable for p in c.ports] + [p for c in self.containers for p in c.ports]
 
     @property
     def images(self) -> list[str]:

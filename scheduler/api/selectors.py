@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from scheduler.api.fields import fail, join, mapping, sequence, string, string_map
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_GO_INT = re.compile(r"^[+-]?[0-9]+$")
+_INT64 = 2**63
 NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def parse_go_int(text: str) -> int | None:
+    """`strconv.ParseInt(text, 10, 64)`: digits with an optional sign, within int64; else None."""
+    if not _GO_INT.match(text):
+        return None
+    value = int(text)
+    return value if -_INT64 <= value < _INT64 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +43,8 @@ class Requirement:
             return self.key not in labels
         if self.key not in labels:
             return False
-        try:
-            have = int(labels[self.key])
-            want = int(self.values[0])
-        except ValueError:
+        have, want = parse_go_int(labels[self.key]), parse_go_int(self.values[0])
+        if have is None or want is None:
             return False
         return have > want if op == "Gt" else have < want
 
@@ -62,9 +71,7 @@ def _requirements(raw: Any, path: str, operators: tuple[str, ...]) -> tuple[Requ
         if op in ("Gt", "Lt"):
             if len(values) != 1:
                 fail(join(where, "values"), f"must have exactly one integer value for operator {op}")
-            try:
-                int(values[0])
-            except ValueError:
+            if parse_go_int(values[0]) is None:
                 fail(join(where, "values"), f"value {values[0]!r} is not an integer")
         out.append(Requirement(key, op, values))
     return tuple(out)

@@ -1,0 +1,73 @@
+"""NodeUnschedulable: keeps pods off cordoned nodes unless they tolerate the unschedulable taint.
+
+Upstream: kubernetes/kubernetes `pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.objects import Pod
+from scheduler.api.selectors import Taint
+from scheduler.framework.interface import Handle
+from scheduler.framework.nodeinfo import NodeInfo
+from scheduler.framework.types import (
+    ActionType,
+    BatchFilterResult,
+    ClusterEvent,
+    Code,
+    CycleState,
+    Status,
+    success,
+    unresolvable,
+)
+
+if TYPE_CHECKING:
+    from scheduler.framework.snapshot import Snapshot
+
+NAME = "NodeUnschedulable"
+REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+def tolerates_unschedulable(pod: Pod) -> bool:
+    """Whether the pod tolerates `node.kubernetes.io/unschedulable:NoSchedule`, and so spec.unschedulable."""
+    return any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations)
+
+
+class NodeUnschedulable:
+    """Filter out nodes with spec.unschedulable set."""
+
+    name = NAME
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        """Node added or re-tainted (uncordon); the pod's tolerations changed (queueing hints on)."""
+        return [
+            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+            ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION),
+        ]
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """UnschedulableAndUnresolvable on a cordoned node the pod does not tolerate."""
+        if node_info.node.unschedulable and not tolerates_unschedulable(pod):
+            return unresolvable(REASON_UNSCHEDULABLE)
+        return success()
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: npt.NDArray[np.int64]
+    ) -> BatchFilterResult:
+        """The same verdicts from the snapshot's `unschedulable` array."""
+        if tolerates_unschedulable(pod):
+            codes = np.zeros(len(positions), dtype=np.int8)
+        else:
+            rejected = snapshot.unschedulable[positions]
+            codes = np.where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.SUCCESS).astype(np.int8)
+        return BatchFilterResult(codes, lambda i: (REASON_UNSCHEDULABLE,))
+
+
+def new(args: object | None, handle: Handle) -> NodeUnschedulable:
+    """Build the plugin; it takes no args."""
+    return NodeUnschedulable()
