@@ -1,0 +1,608 @@
+"""The framework runtime: builds a profile's plugins from its configuration and runs them.
+
+Building follows kube-scheduler's `NewFramework`: plugins named at any extension point or in
+multiPoint are constructed once per profile with their args; each point's list comes from
+its own `enabled` entries, then multiPoint is expanded into every point the plugin
+implements (explicit entries override, `*` disables expansion); exactly one QueueSort and
+at least one Bind are required; score weights default to 1 and must not overflow.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.objects import Pod
+from scheduler.framework.interface import Handle, PluginFactory, implemented_points
+from scheduler.framework.nodeinfo import NodeInfo, PodInfo
+from scheduler.framework.snapshot import NodeList, Snapshot
+from scheduler.framework.types import (
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    MIN_NODE_SCORE,
+    ClusterEvent,
+    Code,
+    CycleState,
+    PreFilterResult,
+    QueuedPodInfo,
+    Status,
+    error,
+)
+
+POINT_TYPE_NAMES = {
+    "pre_enqueue": "PreEnqueuePlugin",
+    "queue_sort": "QueueSortPlugin",
+    "pre_filter": "PreFilterPlugin",
+    "filter": "FilterPlugin",
+    "post_filter": "PostFilterPlugin",
+    "pre_score": "PreScorePlugin",
+    "score": "ScorePlugin",
+    "reserve": "ReservePlugin",
+    "permit": "PermitPlugin",
+    "pre_bind": "PreBindPlugin",
+    "bind": "BindPlugin",
+    "post_bind": "PostBindPlugin",
+}
+POINTS = tuple(POINT_TYPE_NAMES)
+
+
+class FrameworkError(ValueError):
+    """A profile that cannot be built (kube-scheduler refuses it at start-up)."""
+
+
+class Recorder:
+    """Where the runtime reports durations; the metrics module provides the real one."""
+
+    def extension_point(self, point: str, status: Code, profile: str, seconds: float) -> None:
+        """One extension point ran."""
+
+    def plugin(self, plugin: str, point: str, status: Code, seconds: float) -> None:
+        """One plugin ran at an extension point (sampled)."""
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """What Filter found: the feasible rows (in evaluation order) and every explicit failure."""
+
+    feasible: npt.NDArray[np.int64]
+    processed: int
+    failed_positions: npt.NDArray[np.int64]
+    failed_codes: npt.NDArray[np.int8]
+    failed_plugins: list[str]
+    reasons_of: Callable[[int], tuple[str, ...]]
+    error: Status | None = None
+
+    def statuses(self, snapshot: Snapshot) -> dict[str, Status]:
+        """Per failed node, its first failing plugin's status (built on demand)."""
+        return {
+            snapshot.names[int(pos)]: Status(Code(int(self.failed_codes[i])), self.reasons_of(i), self.failed_plugins[i])
+            for i, pos in enumerate(self.failed_positions)
+        }
+
+
+@dataclass(slots=True)
+class ScoreOutcome:
+    """Normalized scores per plugin (rows) and node (columns), weights and weighted totals."""
+
+    positions: npt.NDArray[np.int64]
+    plugins: list[str]
+    weights: list[int]
+    matrix: npt.NDArray[np.int64]
+    totals: npt.NDArray[np.int64]
+    error: Status | None = None
+
+
+@dataclass(slots=True)
+class _Entry:
+    name: str
+    plugin: Any
+    batch: bool = False
+    weight: int = 1
+    extensions: Any = None
+
+
+@dataclass(slots=True)
+class Framework:
+    """One profile: its plugins per extension point and the code that runs them."""
+
+    profile_name: str
+    percentage_of_nodes_to_score: int | None
+    plugins: dict[str, Any]
+    points: dict[str, list[_Entry]]
+    weights: dict[str, int]
+    handle: Handle
+    recorder: Recorder = field(default_factory=Recorder)
+    events: list[tuple[ClusterEvent, str]] = field(default_factory=list)
+
+    # ----- construction -----------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        profile: Any,
+        registry: Mapping[str, PluginFactory],
+        handle: Handle,
+        recorder: Recorder | None = None,
+    ) -> Framework:
+        """Build a profile's framework, refusing what kube-scheduler refuses."""
+        plugins_cfg = profile.plugins
+        needed: list[str] = []
+        for point in (*POINTS, "multi_point"):
+            for ref in getattr(plugins_cfg, point).enabled:
+                if ref.name not in needed:
+                    needed.append(ref.name)
+        instances: dict[str, Any] = {}
+        for name in needed:
+            factory = registry.get(name)
+            if factory is None:
+                point = next(
+                    (p for p in (*POINTS, "multi_point") if any(r.name == name for r in getattr(plugins_cfg, p).enabled)),
+                    "multi_point",
+                )
+                kind = POINT_TYPE_NAMES.get(point, "MultiPointPlugin")
+                raise FrameworkError(f'{kind} "{name}" does not exist (known plugins: {", ".join(sorted(registry))})')
+            try:
+                instances[name] = factory(profile.plugin_config.get(name), handle)
+            except FrameworkError:
+                raise
+            except Exception as exc:  # a plugin refusing its args is a start-up error, named
+                raise FrameworkError(f"initializing plugin {name!r} of profile {profile.scheduler_name!r}: {exc}") from exc
+        implements = {name: set(implemented_points(p)) for name, p in instances.items()}
+        lists: dict[str, list[str]] = {}
+        for point in POINTS:
+            pset = getattr(plugins_cfg, point)
+            names: list[str] = []
+            for ref in pset.enabled:
+                if point not in implements.get(ref.name, set()):
+                    raise FrameworkError(f"plugin {ref.name!r} does not extend {POINT_TYPE_NAMES[point]}")
+                if ref.name in names:
+                    raise FrameworkError(f"plugin {ref.name!r} already registered as {POINT_TYPE_NAMES[point]!r}")
+                names.append(ref.name)
+            lists[point] = _expand_multi_point(point, names, pset.disabled, plugins_cfg.multi_point.enabled, implements)
+        name = profile.scheduler_name
+        if len(lists["queue_sort"]) != 1:
+            raise FrameworkError(
+                f"only one queue sort plugin required for profile with scheduler name {name!r}, but got {len(lists['queue_sort'])}"
+            )
+        if not lists["bind"]:
+            raise FrameworkError(f"at least one bind plugin is needed for profile with scheduler name {name!r}")
+        weights = _score_weights(lists["score"], plugins_cfg.score.enabled, plugins_cfg.multi_point.enabled)
+        points: dict[str, list[_Entry]] = {}
+        for point, names in lists.items():
+            entries = []
+            for pname in names:
+                plugin = instances[pname]
+                entry = _Entry(pname, plugin)
+                if point == "filter":
+                    entry.batch = callable(getattr(plugin, "filter_batch", None))
+                elif point == "score":
+                    entry.batch = callable(getattr(plugin, "score_batch", None))
+                    entry.weight = weights[pname]
+                    entry.extensions = plugin.score_extensions()
+                elif point == "pre_filter":
+                    entry.extensions = plugin.pre_filter_extensions()
+                entries.append(entry)
+            points[point] = entries
+        events: list[tuple[ClusterEvent, str]] = []
+        for pname, plugin in instances.items():
+            register = getattr(plugin, "events_to_register", None)
+            if callable(register):
+                events.extend((event, pname) for event in register())
+        return cls(
+            profile_name=name,
+            percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+            plugins=instances,
+            points=points,
+            weights=weights,
+            handle=handle,
+            recorder=recorder or Recorder(),
+            events=events,
+        )
+
+    def plugin_names(self, point: str) -> list[str]:
+        """The plugins run at an extension point, in order."""
+        return [e.name for e in self.points[point]]
+
+    def has(self, point: str) -> bool:
+        """Whether any plugin runs at the extension point."""
+        return bool(self.points[point])
+
+    # ----- queueing -----------------------------------------------------------------------
+    def run_pre_enqueue(self, pod: Pod) -> Status:
+        """PreEnqueue: the first non-Success status gates the pod."""
+        for entry in self.points["pre_enqueue"]:
+            status = _guard(lambda: entry.plugin.pre_enqueue(pod))
+            if not status.success:
+                return status.with_plugin(entry.name)
+        return Status()
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """QueueSort's ordering."""
+        return bool(self.points["queue_sort"][0].plugin.less(a, b))
+
+    # ----- PreFilter / Filter ----------------------------------------------------------------
+    def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """PreFilter: returns the merged node restriction, the status and the plugins that rejected."""
+        started = time.perf_counter()
+        nodes = self.handle.snapshot.node_infos
+        result: PreFilterResult | None = None
+        restricting: list[str] = []
+        final = Status()
+        for entry in self.points["pre_filter"]:
+            res, status = _guard_pair(lambda: entry.plugin.pre_filter(state, pod, nodes))
+            if status.code == Code.SKIP:
+                state.skip_filter_plugins.add(entry.name)
+                continue
+            if not status.success:
+                status.with_plugin(entry.name)
+                if status.code == Code.ERROR:
+                    status = error(f"running PreFilter plugin {entry.name!r}: {status.message}")
+                    status.plugin = entry.name
+                final = status
+                break
+            if res is not None and res.node_names is not None:
+                restricting.append(entry.name)
+                result = res if result is None else result.merge(res)
+                if not result.node_names:
+                    final = Status(
+                        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                        (f"node(s) didn't satisfy plugin(s) {_go_list(restricting)} simultaneously"
+                         if len(restricting) > 1 else f"node(s) didn't satisfy plugin {restricting[0]}",),
+                        restricting[0],
+                    )
+                    break
+        self.recorder.extension_point("PreFilter", final.code, self.profile_name, time.perf_counter() - started)
+        rejected = {final.plugin} if final.rejected and final.plugin else set()
+        if final.rejected and len(restricting) > 1:
+            rejected = set(restricting)
+        return result, final, rejected
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """All Filter plugins on one node, stopping at the first failure (per-node forms)."""
+        for entry in self.points["filter"]:
+            if entry.name in state.skip_filter_plugins:
+                continue
+            status = _guard(lambda: entry.plugin.filter(state, pod, node_info))
+            if not status.success:
+                status.with_plugin(entry.name)
+                if status.code == Code.ERROR:
+                    status = error(f"running {entry.name!r} filter plugin: {status.message}")
+                    status.plugin = entry.name
+                return status
+        return Status()
+
+    def run_pre_filter_add_pod(self, state: CycleState, pod: Pod, to_add: PodInfo, node_info: NodeInfo) -> Status:
+        """The AddPod extensions of PreFilter plugins not skipped in this cycle."""
+        for entry in self.points["pre_filter"]:
+            if entry.extensions is None or entry.name in state.skip_filter_plugins:
+                continue
+            status = _guard(lambda: entry.extensions.add_pod(state, pod, to_add, node_info))
+            if not status.success:
+                return error(f"running AddPod on PreFilter plugin {entry.name!r}: {status.message}")
+        return Status()
+
+    def run_pre_filter_remove_pod(self, state: CycleState, pod: Pod, to_remove: PodInfo, node_info: NodeInfo) -> Status:
+        """The RemovePod extensions of PreFilter plugins not skipped in this cycle."""
+        for entry in self.points["pre_filter"]:
+            if entry.extensions is None or entry.name in state.skip_filter_plugins:
+                continue
+            status = _guard(lambda: entry.extensions.remove_pod(state, pod, to_remove, node_info))
+            if not status.success:
+                return error(f"running RemovePod on PreFilter plugin {entry.name!r}: {status.message}")
+        return Status()
+
+    def find_feasible(
+        self,
+        state: CycleState,
+        pod: Pod,
+        candidates: npt.NDArray[np.int64],
+        num_to_find: int,
+        per_node_override: Callable[[int], Status] | None = None,
+        override_positions: frozenset[int] = frozenset(),
+    ) -> FilterOutcome:
+        """Filter `candidates` (rows, in evaluation order) until `num_to_find` are feasible.
+
+        Batch filters judge every candidate at once; per-node filters run only on the nodes
+        kube-scheduler would have visited, in order, so the feasible set, the visited count and
+        each failure's first failing plugin match a sequential walk exactly. Rows in
+        `override_positions` are judged by `per_node_override` instead (nominated pods).
+        """
+        snapshot = self.handle.snapshot
+        started = time.perf_counter()
+        count = len(candidates)
+        entries = [e for e in self.points["filter"] if e.name not in state.skip_filter_plugins]
+        sentinel = len(entries)
+        fail_at = np.full(count, sentinel, dtype=np.int64)
+        codes = np.zeros(count, dtype=np.int8)
+        batch_results: dict[int, tuple[npt.NDArray[np.int64], Any]] = {}
+        alive = np.arange(count, dtype=np.int64)
+        for k, entry in enumerate(entries):
+            if not entry.batch or alive.size == 0:
+                continue
+            try:
+                res = entry.plugin.filter_batch(state, pod, snapshot, candidates[alive])
+            except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an Error status
+                return self._filter_error(entry.name, exc, started)
+            bad = res.codes != 0
+            if bad.any():
+                if (res.codes == int(Code.ERROR)).any():
+                    idx = int(np.flatnonzero(res.codes == int(Code.ERROR))[0])
+                    return self._filter_error(entry.name, RuntimeError(", ".join(res.reasons(idx))), started)
+                hit = alive[bad]
+                fail_at[hit] = k
+                codes[hit] = res.codes[bad]
+                batch_results[k] = (alive, res)
+                alive = alive[~bad]
+        per_node = [k for k, e in enumerate(entries) if not e.batch]
+        per_node_status: dict[int, Status] = {}
+        if not per_node and not override_positions:
+            feasible_idx = alive[:num_to_find]
+            processed = count if alive.size <= num_to_find else int(feasible_idx[-1]) + 1
+        else:
+            found: list[int] = []
+            processed = count
+            infos = snapshot.node_infos
+            for i in range(count):
+                pos = int(candidates[i])
+                if pos in override_positions and per_node_override is not None:
+                    status = per_node_override(pos)
+                    if status.code == Code.ERROR:
+                        return FilterOutcome(np.zeros(0, np.int64), i + 1, np.zeros(0, np.int64), np.zeros(0, np.int8), [], lambda _i: (), status)
+                    if status.success:
+                        fail_at[i] = sentinel
+                        codes[i] = 0
+                        found.append(i)
+                    else:
+                        fail_at[i] = -1
+                        codes[i] = int(status.code)
+                        per_node_status[i] = status
+                else:
+                    limit = int(fail_at[i])
+                    for k in per_node:
+                        if k >= limit:
+                            break
+                        entry = entries[k]
+                        status = _guard(lambda: entry.plugin.filter(state, pod, infos[pos]))
+                        if status.code == Code.ERROR:
+                            return self._filter_error(entry.name, RuntimeError(status.message), started)
+                        if not status.success:
+                            fail_at[i] = k
+                            codes[i] = int(status.code)
+                            per_node_status[i] = status.with_plugin(entry.name)
+                            break
+                    if fail_at[i] == sentinel:
+                        found.append(i)
+                if len(found) >= num_to_find:
+                    processed = i + 1
+                    break
+            feasible_idx = np.asarray(found, dtype=np.int64)
+        failed_idx = np.flatnonzero(fail_at[:processed] != sentinel)
+        plugin_names = [e.name for e in entries]
+
+        def reasons_of(j: int) -> tuple[str, ...]:
+            i = int(failed_idx[j])
+            if i in per_node_status:
+                return per_node_status[i].reasons
+            k = int(fail_at[i])
+            alive_k, res = batch_results[k]
+            return tuple(res.reasons(int(np.searchsorted(alive_k, i))))
+
+        failed_plugins = [
+            per_node_status[int(i)].plugin if int(i) in per_node_status else plugin_names[int(fail_at[i])] for i in failed_idx
+        ]
+        self.recorder.extension_point("Filter", Code.SUCCESS, self.profile_name, time.perf_counter() - started)
+        return FilterOutcome(
+            feasible=candidates[feasible_idx],
+            processed=processed,
+            failed_positions=candidates[failed_idx],
+            failed_codes=codes[failed_idx],
+            failed_plugins=failed_plugins,
+            reasons_of=reasons_of,
+        )
+
+    def _filter_error(self, plugin: str, exc: BaseException, started: float) -> FilterOutcome:
+        status = error(f"running {plugin!r} filter plugin: {exc}")
+        status.plugin = plugin
+        self.recorder.extension_point("Filter", Code.ERROR, self.profile_name, time.perf_counter() - started)
+        empty = np.zeros(0, dtype=np.int64)
+        return FilterOutcome(empty, 0, empty, np.zeros(0, np.int8), [], lambda _i: (), status)
+
+    def run_post_filter(self, state: CycleState, pod: Pod, statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
+        """PostFilter: the first plugin that returns Success (or Error) ends it."""
+        started = time.perf_counter()
+        final = Status(Code.UNSCHEDULABLE)
+        messages: list[str] = []
+        nominated: str | None = None
+        for entry in self.points["post_filter"]:
+            node, status = _guard_pair(lambda: entry.plugin.post_filter(state, pod, statuses))
+            status.with_plugin(entry.name)
+            if status.success or status.code == Code.ERROR:
+                final, nominated = status, node
+                break
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                final = status
+                break
+            if status.reasons:
+                messages.extend(status.reasons)
+            final = status
+        if not final.success and final.code != Code.ERROR and messages and not final.reasons:
+            final.reasons = tuple(messages)
+        self.recorder.extension_point("PostFilter", final.code, self.profile_name, time.perf_counter() - started)
+        return nominated, final
+
+    # ----- PreScore / Score -------------------------------------------------------------------
+    def run_score(self, state: CycleState, pod: Pod, positions: npt.NDArray[np.int64]) -> ScoreOutcome:
+        """PreScore, Score, NormalizeScore and weights over the feasible rows."""
+        snapshot = self.handle.snapshot
+        started = time.perf_counter()
+        infos = NodeList(snapshot, positions)
+        for entry in self.points["pre_score"]:
+            status = _guard(lambda: entry.plugin.pre_score(state, pod, infos))
+            if status.code == Code.SKIP:
+                state.skip_score_plugins.add(entry.name)
+            elif not status.success:
+                self.recorder.extension_point("PreScore", Code.ERROR, self.profile_name, time.perf_counter() - started)
+                return self._score_error(positions, f"running PreScore plugin {entry.name!r}: {status.message}")
+        mid = time.perf_counter()
+        self.recorder.extension_point("PreScore", Code.SUCCESS, self.profile_name, mid - started)
+        entries = [e for e in self.points["score"] if e.name not in state.skip_score_plugins]
+        matrix = np.zeros((len(entries), len(positions)), dtype=np.int64)
+        for row, entry in enumerate(entries):
+            try:
+                if entry.batch:
+                    raw = np.asarray(entry.plugin.score_batch(state, pod, snapshot, positions), dtype=np.int64)
+                else:
+                    raw = np.empty(len(positions), dtype=np.int64)
+                    for j, info in enumerate(infos):
+                        value, status = entry.plugin.score(state, pod, info)
+                        if not status.success:
+                            return self._score_error(positions, f"running Score plugin {entry.name!r}: {status.message}")
+                        raw[j] = value
+                if entry.extensions is not None:
+                    status = entry.extensions.normalize_score(state, pod, raw)
+                    if not status.success:
+                        return self._score_error(positions, f"running Normalize on Score plugin {entry.name!r}: {status.message}")
+            except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an Error status
+                return self._score_error(positions, f"running Score plugin {entry.name!r}: {exc}")
+            if raw.size and (int(raw.max()) > MAX_NODE_SCORE or int(raw.min()) < MIN_NODE_SCORE):
+                bad = int(raw.max()) if int(raw.max()) > MAX_NODE_SCORE else int(raw.min())
+                return self._score_error(
+                    positions,
+                    f"plugin {entry.name!r} returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                )
+            matrix[row] = raw
+        weights = [e.weight for e in entries]
+        totals = (matrix * np.asarray(weights, dtype=np.int64)[:, None]).sum(axis=0) if entries else np.zeros(len(positions), np.int64)
+        self.recorder.extension_point("Score", Code.SUCCESS, self.profile_name, time.perf_counter() - mid)
+        return ScoreOutcome(positions, [e.name for e in entries], weights, matrix, totals.astype(np.int64))
+
+    def _score_error(self, positions: npt.NDArray[np.int64], message: str) -> ScoreOutcome:
+        return ScoreOutcome(positions, [], [], np.zeros((0, len(positions)), np.int64), np.zeros(len(positions), np.int64), error(message))
+
+    # ----- Reserve / Permit / binding ----------------------------------------------------------
+    def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
+        """Reserve in order; the first failure is returned (the caller unreserves)."""
+        for entry in self.points["reserve"]:
+            status = _guard(lambda: entry.plugin.reserve(state, pod, node))
+            if not status.success:
+                return status.with_plugin(entry.name)
+        return Status()
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
+        """Unreserve in reverse order."""
+        for entry in reversed(self.points["reserve"]):
+            try:
+                entry.plugin.unreserve(state, pod, node)
+            except Exception:  # noqa: BLE001 - unreserve must not stop the others
+                continue
+
+    def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
+        """Permit: a rejection ends it; Wait collects each waiting plugin's timeout."""
+        waits: dict[str, float] = {}
+        for entry in self.points["permit"]:
+            try:
+                status, timeout = entry.plugin.permit(state, pod, node)
+            except Exception as exc:  # noqa: BLE001
+                return error(f"running Permit plugin {entry.name!r}: {exc}").with_plugin(entry.name), {}
+            if status.code == Code.WAIT:
+                waits[entry.name] = min(float(timeout), 15 * 60.0)
+            elif not status.success:
+                return status.with_plugin(entry.name), {}
+        if waits:
+            return Status(Code.WAIT), waits
+        return Status(), {}
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
+        """PreBind in order."""
+        for entry in self.points["pre_bind"]:
+            status = _guard(lambda: entry.plugin.pre_bind(state, pod, node))
+            if not status.success:
+                return status.with_plugin(entry.name)
+        return Status()
+
+    def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
+        """Bind: the first plugin that does not Skip decides."""
+        for entry in self.points["bind"]:
+            status = _guard(lambda: entry.plugin.bind(state, pod, node))
+            if status.code == Code.SKIP:
+                continue
+            return status.with_plugin(entry.name)
+        return Status(Code.SKIP)
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
+        """PostBind, informational."""
+        for entry in self.points["post_bind"]:
+            try:
+                entry.plugin.post_bind(state, pod, node)
+            except Exception:  # noqa: BLE001
+                continue
+
+
+def _guard(call: Callable[[], Status]) -> Status:
+    try:
+        status = call()
+    except Exception as exc:  # noqa: BLE001 - plugin exceptions become Error statuses
+        return error(exc)
+    if not isinstance(status, Status):
+        return error(f"plugin returned {status!r} instead of a Status")
+    return status
+
+
+def _guard_pair(call: Callable[[], tuple[Any, Status]]) -> tuple[Any, Status]:
+    try:
+        value, status = call()
+    except Exception as exc:  # noqa: BLE001
+        return None, error(exc)
+    if not isinstance(status, Status):
+        return None, error(f"plugin returned {status!r} instead of a Status")
+    return value, status
+
+
+def _go_list(names: list[str]) -> str:
+    return "[" + " ".join(names) + "]"
+
+
+def _expand_multi_point(
+    point: str,
+    explicit: list[str],
+    disabled: tuple[str, ...],
+    multi: tuple[Any, ...],
+    implements: Mapping[str, set[str]],
+) -> list[str]:
+    """Expand multiPoint plugins into one point as `expandMultiPointPlugins` orders them."""
+    if "*" in disabled:
+        return list(explicit)
+    overrides: list[str] = []
+    expanded: list[str] = []
+    for ref in multi:
+        if point not in implements.get(ref.name, set()) or ref.name in disabled:
+            continue
+        if ref.name in explicit:
+            overrides.append(ref.name)
+            continue
+        if ref.name in expanded:
+            raise FrameworkError(f"plugin {ref.name!r} already registered as {POINT_TYPE_NAMES[point]!r}")
+        expanded.append(ref.name)
+    first = [n for n in explicit if n in overrides]
+    rest = [n for n in explicit if n not in overrides]
+    return first + expanded + rest
+
+
+def _score_weights(score_plugins: list[str], score_enabled: tuple[Any, ...], multi: tuple[Any, ...]) -> dict[str, int]:
+    """Weights for the score plugins: the Score entry wins over multiPoint; 0 means 1."""
+    weights: dict[str, int] = {}
+    total = 0
+    for ref in (*score_enabled, *multi):
+        if ref.name not in score_plugins or ref.name in weights:
+            continue
+        weights[ref.name] = ref.weight or 1
+        if weights[ref.name] * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+            raise FrameworkError("total score of Score plugins could overflow")
+        total += weights[ref.name] * MAX_NODE_SCORE
+    for name in score_plugins:
+        weights.setdefault(name, 1)
+    return weights

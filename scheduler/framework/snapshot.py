@@ -1,0 +1,403 @@
+"""The node snapshot every profile shares: per-node state as NumPy arrays plus NodeInfo views.
+
+Rows are in insertion order and never move except on node removal; `order` gives the
+node-tree order kube-scheduler lists nodes in (zones round-robin, nodes of a zone in the order
+they were added), which is the order Filter walks and `numFeasibleNodesToFind` samples.
+Indexes derived from node labels, taints and images are cached per `node_generation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Callable, Mapping, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Node, Pod
+from scheduler.api.selectors import Taint
+from scheduler.framework.nodeinfo import NodeInfo, PodInfo, Resource, is_scalar_resource
+
+FIXED_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+def zone_key(node: Node) -> str:
+    """`utilnode.GetZoneKey`: region and zone, empty when the node has neither."""
+    labels = node.labels
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    if not zone and not region:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+class Snapshot:
+    """Nodes, their pods and resource arrays; the cache mutates it, plugins read it."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.position: dict[str, int] = {}
+        self.node_infos: list[NodeInfo] = []
+        self.resource_names: list[str] = list(FIXED_COLUMNS)
+        self._column: dict[str, int] = {n: i for i, n in enumerate(FIXED_COLUMNS)}
+        self._capacity = 0
+        self._alloc = np.zeros((0, len(FIXED_COLUMNS)), dtype=np.int64)
+        self._req = np.zeros((0, len(FIXED_COLUMNS)), dtype=np.int64)
+        self._nonzero = np.zeros((0, 2), dtype=np.int64)
+        self._pod_count = np.zeros(0, dtype=np.int64)
+        self._allowed_pods = np.zeros(0, dtype=np.int64)
+        self._unschedulable = np.zeros(0, dtype=np.bool_)
+        # Pods with (anti-)affinity per node: upstream's HavePodsWith*AffinityList, as counts.
+        self._affinity_pods = np.zeros(0, dtype=np.int64)
+        self._anti_affinity_pods = np.zeros(0, dtype=np.int64)
+        self.generation = 0
+        self.node_generation = 0
+        self.namespaces: dict[str, dict[str, str]] = {}
+        self._order: npt.NDArray[np.int64] | None = None
+        self._zone_of: list[str] = []
+        self._derived: dict[object, object] = {}
+        self._derived_generation = -1
+        self._pod_rows: dict[str, int] = {}
+
+    # ----- sizes and array views ---------------------------------------------------------
+    @property
+    def num_nodes(self) -> int:
+        """How many nodes the snapshot holds."""
+        return len(self.names)
+
+    @property
+    def allocatable(self) -> npt.NDArray[np.int64]:
+        """Allocatable per node and resource column (cpu in millicores)."""
+        return self._alloc[: self.num_nodes]
+
+    @property
+    def requested(self) -> npt.NDArray[np.int64]:
+        """Requested per node and resource column."""
+        return self._req[: self.num_nodes]
+
+    @property
+    def nonzero_requested(self) -> npt.NDArray[np.int64]:
+        """Non-zero requested (cpu millicores, memory bytes) per node."""
+        return self._nonzero[: self.num_nodes]
+
+    @property
+    def pod_count(self) -> npt.NDArray[np.int64]:
+        """Pods on each node (assumed ones included)."""
+        return self._pod_count[: self.num_nodes]
+
+    @property
+    def allowed_pods(self) -> npt.NDArray[np.int64]:
+        """Allocatable pod number of each node."""
+        return self._allowed_pods[: self.num_nodes]
+
+    @property
+    def unschedulable(self) -> npt.NDArray[np.bool_]:
+        """spec.unschedulable of each node."""
+        return self._unschedulable[: self.num_nodes]
+
+    def column(self, resource: str) -> int | None:
+        """The array column of a resource name, or None when no node or pod has used it."""
+        return self._column.get(resource)
+
+    def ensure_column(self, resource: str) -> int:
+        """The column for a resource, adding a zero column when it is new."""
+        col = self._column.get(resource)
+        if col is not None:
+            return col
+        col = len(self.resource_names)
+        self.resource_names.append(resource)
+        self._column[resource] = col
+        pad = np.zeros((self._alloc.shape[0], 1), dtype=np.int64)
+        self._alloc = np.hstack([self._alloc, pad])
+        self._req = np.hstack([self._req, pad.copy()])
+        return col
+
+    def request_vector(self, amounts: Mapping[str, int]) -> npt.NDArray[np.int64]:
+        """A resource list as a row aligned with the columns (tracked resources only)."""
+        for name in amounts:
+            if name not in self._column and is_scalar_resource(name):
+                self.ensure_column(name)
+        vec = np.zeros(len(self.resource_names), dtype=np.int64)
+        for name, amount in amounts.items():
+            col = self._column.get(name)
+            if col is not None:
+                vec[col] = amount
+        return vec
+
+    def pod_vector(self, pod: Pod) -> npt.NDArray[np.int64]:
+        """The pod's requests as a row aligned with the columns."""
+        return self.request_vector(pod.requests)
+
+    # ----- nodes ------------------------------------------------------------------------
+    def _grow(self, rows: int) -> None:
+        if rows <= self._capacity:
+            return
+        cap = max(rows, self._capacity * 2, 64)
+        cols = len(self.resource_names)
+
+        def grown(arr: npt.NDArray[np.generic], shape: tuple[int, ...]) -> npt.NDArray[np.generic]:
+            out = np.zeros(shape, dtype=arr.dtype)
+            out[: arr.shape[0]] = arr
+            return out
+
+        self._alloc = grown(self._alloc, (cap, cols))  # type: ignore[assignment]
+        self._req = grown(self._req, (cap, cols))  # type: ignore[assignment]
+        self._nonzero = grown(self._nonzero, (cap, 2))  # type: ignore[assignment]
+        self._pod_count = grown(self._pod_count, (cap,))  # type: ignore[assignment]
+        self._allowed_pods = grown(self._allowed_pods, (cap,))  # type: ignore[assignment]
+        self._unschedulable = grown(self._unschedulable, (cap,))  # type: ignore[assignment]
+        self._affinity_pods = grown(self._affinity_pods, (cap,))  # type: ignore[assignment]
+        self._anti_affinity_pods = grown(self._anti_affinity_pods, (cap,))  # type: ignore[assignment]
+        self._capacity = cap
+
+    def _write_node_row(self, pos: int, node: Node) -> None:
+        for name in node.allocatable:
+            if is_scalar_resource(name):
+                self.ensure_column(name)
+        self._alloc[pos] = 0
+        for name, amount in node.allocatable.items():
+            col = self._column.get(name)
+            if col is not None:
+                self._alloc[pos, col] = amount
+        self._allowed_pods[pos] = node.allocatable.get(PODS, 0)
+        self._unschedulable[pos] = node.unschedulable
+
+    def add_node(self, node: Node) -> NodeInfo:
+        """Add a node (or update it if the name is known)."""
+        if node.name in self.position:
+            return self.update_node(node)
+        pos = len(self.names)
+        self._grow(pos + 1)
+        self.names.append(node.name)
+        self.position[node.name] = pos
+        info = NodeInfo(node, self, pos)
+        self.node_infos.append(info)
+        self._zone_of.append(zone_key(node))
+        self._write_node_row(pos, node)
+        self._req[pos] = 0
+        self._nonzero[pos] = 0
+        self._pod_count[pos] = 0
+        self._affinity_pods[pos] = 0
+        self._anti_affinity_pods[pos] = 0
+        self._node_changed()
+        return info
+
+    def update_node(self, node: Node) -> NodeInfo:
+        """Replace a node's object, keeping its pods."""
+        pos = self.position[node.name]
+        info = self.node_infos[pos]
+        info.node = node
+        info.generation += 1
+        self._zone_of[pos] = zone_key(node)
+        self._write_node_row(pos, node)
+        self._node_changed()
+        return info
+
+    def remove_node(self, name: str) -> NodeInfo | None:
+        """Remove a node and its row; later rows move up one."""
+        pos = self.position.pop(name, None)
+        if pos is None:
+            return None
+        n = self.num_nodes
+        info = self.node_infos.pop(pos)
+        # A new list: attempt records keep the old one to name the rows they saw.
+        self.names = self.names[:pos] + self.names[pos + 1 :]
+        del self._zone_of[pos]
+        for arr in (
+            self._alloc,
+            self._req,
+            self._nonzero,
+            self._pod_count,
+            self._allowed_pods,
+            self._unschedulable,
+            self._affinity_pods,
+            self._anti_affinity_pods,
+        ):
+            arr[pos : n - 1] = arr[pos + 1 : n]
+        for i in range(pos, n - 1):
+            self.position[self.names[i]] = i
+            self.node_infos[i].attach(self, i)
+        for pod_uid, row in list(self._pod_rows.items()):
+            if row == pos:
+                del self._pod_rows[pod_uid]
+            elif row > pos:
+                self._pod_rows[pod_uid] = row - 1
+        self._node_changed()
+        return info
+
+    def _node_changed(self) -> None:
+        self.generation += 1
+        self.node_generation += 1
+        self._order = None
+
+    def get(self, name: str) -> NodeInfo | None:
+        """The NodeInfo of a node by name."""
+        pos = self.position.get(name)
+        return None if pos is None else self.node_infos[pos]
+
+    @property
+    def order(self) -> npt.NDArray[np.int64]:
+        """Row positions in node-tree order (zones round-robin)."""
+        if self._order is None:
+            zones: dict[str, list[int]] = {}
+            for pos, zone in enumerate(self._zone_of):
+                zones.setdefault(zone, []).append(pos)
+            lists = list(zones.values())
+            out: list[int] = []
+            depth = 0
+            while len(out) < len(self._zone_of):
+                for members in lists:
+                    if depth < len(members):
+                        out.append(members[depth])
+                depth += 1
+            self._order = np.asarray(out, dtype=np.int64)
+        return self._order
+
+    # ----- pods -------------------------------------------------------------------------
+    def add_pod(self, pod: Pod, node_name: str) -> PodInfo | None:
+        """Account a pod (bound or assumed) on a node; returns None when the node is unknown."""
+        pos = self.position.get(node_name)
+        if pos is None:
+            return None
+        info = PodInfo.of(pod)
+        self.node_infos[pos].add_pod(info)
+        vec = self.request_vector(pod.requests)
+        self._req[pos, : len(vec)] += vec
+        self._nonzero[pos, 0] += pod.nonzero_cpu
+        self._nonzero[pos, 1] += pod.nonzero_memory
+        self._pod_count[pos] += 1
+        if info.has_affinity:
+            self._affinity_pods[pos] += 1
+        if info.required_anti_affinity_terms:
+            self._anti_affinity_pods[pos] += 1
+        self._pod_rows[pod.uid] = pos
+        self.generation += 1
+        return info
+
+    def remove_pod(self, pod: Pod) -> bool:
+        """Undo add_pod for this pod (found by uid)."""
+        pos = self._pod_rows.pop(pod.uid, None)
+        if pos is None:
+            return False
+        info = self.node_infos[pos].remove_pod(pod)
+        if info is None:
+            return False
+        old = info.pod
+        vec = self.request_vector(old.requests)
+        self._req[pos, : len(vec)] -= vec
+        self._nonzero[pos, 0] -= old.nonzero_cpu
+        self._nonzero[pos, 1] -= old.nonzero_memory
+        self._pod_count[pos] -= 1
+        if info.has_affinity:
+            self._affinity_pods[pos] -= 1
+        if info.required_anti_affinity_terms:
+            self._anti_affinity_pods[pos] -= 1
+        self.generation += 1
+        return True
+
+    def node_of_pod(self, uid: str) -> str | None:
+        """The node a pod is accounted on, if any."""
+        pos = self._pod_rows.get(uid)
+        return None if pos is None else self.names[pos]
+
+    def nodes_with_affinity_pods(self) -> list[NodeInfo]:
+        """Nodes running at least one pod with pod affinity or anti-affinity terms."""
+        return [self.node_infos[int(p)] for p in np.flatnonzero(self._affinity_pods[: self.num_nodes])]
+
+    def nodes_with_required_anti_affinity_pods(self) -> list[NodeInfo]:
+        """Nodes running at least one pod with required anti-affinity terms."""
+        return [self.node_infos[int(p)] for p in np.flatnonzero(self._anti_affinity_pods[: self.num_nodes])]
+
+    # ----- per-node views -----------------------------------------------------------------
+    def resource_of(self, pos: int, which: str) -> Resource:
+        """A Resource view of one row of allocatable, requested or nonzero."""
+        if which == "nonzero":
+            return Resource(milli_cpu=int(self._nonzero[pos, 0]), memory=int(self._nonzero[pos, 1]))
+        arr = self._alloc if which == "allocatable" else self._req
+        row = arr[pos]
+        scalars = {
+            name: int(row[col]) for name, col in self._column.items() if col >= len(FIXED_COLUMNS) and (row[col] or which == "allocatable" and name in self.node_infos[pos].node.allocatable)
+        }
+        return Resource(
+            milli_cpu=int(row[0]),
+            memory=int(row[1]),
+            ephemeral_storage=int(row[2]),
+            allowed_pod_number=int(self._allowed_pods[pos]) if which == "allocatable" else 0,
+            scalar_resources=scalars,
+        )
+
+    # ----- derived indexes, cached per node generation ---------------------------------------
+    def _cache(self) -> dict[object, object]:
+        if self._derived_generation != self.node_generation:
+            self._derived = {}
+            self._derived_generation = self.node_generation
+        return self._derived
+
+    def label_codes(self, key: str) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
+        """Per node, the code of its value for label `key` (-1 when absent), and value -> code."""
+        cache = self._cache()
+        hit = cache.get(("label", key))
+        if hit is None:
+            values: dict[str, int] = {}
+            codes = np.full(self.num_nodes, -1, dtype=np.int32)
+            for pos, info in enumerate(self.node_infos):
+                value = info.node.labels.get(key)
+                if value is not None:
+                    codes[pos] = values.setdefault(value, len(values))
+            hit = (codes, values)
+            cache[("label", key)] = hit
+        return hit  # type: ignore[return-value]
+
+    def taint_groups(self) -> tuple[npt.NDArray[np.int32], list[tuple[Taint, ...]]]:
+        """Nodes grouped by identical taint lists: group id per node and the groups' taints."""
+        cache = self._cache()
+        hit = cache.get("taints")
+        if hit is None:
+            groups: dict[tuple[Taint, ...], int] = {}
+            ids = np.empty(self.num_nodes, dtype=np.int32)
+            for pos, info in enumerate(self.node_infos):
+                ids[pos] = groups.setdefault(info.node.taints, len(groups))
+            hit = (ids, list(groups))
+            cache["taints"] = hit
+        return hit  # type: ignore[return-value]
+
+    def cached(self, key: object, build: Callable[[], object]) -> object:
+        """A value derived from nodes only, rebuilt when nodes change (for plugins' own indexes)."""
+        cache = self._cache()
+        if key not in cache:
+            cache[key] = build()
+        return cache[key]
+
+
+class NodeList(Sequence[NodeInfo]):
+    """A read-only list of NodeInfos for some rows, built lazily (PreScore's `nodes`).
+
+    Batch-aware plugins read `positions` directly; others index or iterate as with a list.
+    """
+
+    __slots__ = ("_snapshot", "positions")
+
+    def __init__(self, snapshot: Snapshot, positions: npt.NDArray[np.int64]) -> None:
+        self._snapshot = snapshot
+        self.positions = positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[NodeInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> NodeInfo | list[NodeInfo]:
+        infos = self._snapshot.node_infos
+        if isinstance(index, slice):
+            return [infos[int(p)] for p in self.positions[index]]
+        return infos[int(self.positions[index])]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        infos = self._snapshot.node_infos
+        return (infos[int(p)] for p in self.positions)

@@ -1,0 +1,234 @@
+"""Statuses, cycle state and the small values passed between the framework and plugins."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.objects import Pod
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+class Code(enum.IntEnum):
+    """Status codes, in kube-scheduler's order."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+    @property
+    def label(self) -> str:
+        """The upstream spelling: Success, Unschedulable, UnschedulableAndUnresolvable, ..."""
+        return _CODE_LABELS[self]
+
+
+_CODE_LABELS = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
+
+@dataclass(slots=True)
+class Status:
+    """The result of running a plugin: a code, reasons, and the plugin that produced it."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+    error: BaseException | None = None
+
+    @property
+    def success(self) -> bool:
+        """Whether the code is Success."""
+        return self.code == Code.SUCCESS
+
+    @property
+    def rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+    @property
+    def message(self) -> str:
+        """The reasons joined with ', ', or the error text."""
+        if self.error is not None and not self.reasons:
+            return str(self.error)
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        """The same status attributed to `plugin` (first attribution wins)."""
+        if not self.plugin:
+            self.plugin = plugin
+        return self
+
+
+SUCCESS = Status()
+
+
+def success() -> Status:
+    """A fresh Success status."""
+    return Status()
+
+
+def unschedulable(*reasons: str) -> Status:
+    """An Unschedulable status with reasons."""
+    return Status(Code.UNSCHEDULABLE, reasons)
+
+
+def unresolvable(*reasons: str) -> Status:
+    """An UnschedulableAndUnresolvable status with reasons."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+
+
+def skip() -> Status:
+    """A Skip status: the plugin has nothing to do for this pod in this cycle."""
+    return Status(Code.SKIP)
+
+
+def error(exc: BaseException | str) -> Status:
+    """An Error status."""
+    err = exc if isinstance(exc, BaseException) else RuntimeError(exc)
+    return Status(Code.ERROR, (str(err),), error=err)
+
+
+class CycleState:
+    """Per-cycle storage plugins share between extension points (`framework.CycleState`)."""
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.record_plugin_metrics = False
+
+    def read(self, key: str) -> Any:
+        """The value stored under key; KeyError names the key when absent."""
+        try:
+            return self._data[key]
+        except KeyError:
+            raise KeyError(f"{key} not found") from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value stored under key or default."""
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        """Store a value under key."""
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        """Remove a key if present."""
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        """A copy whose stored values are cloned when they know how (`StateData.Clone`)."""
+        twin = CycleState()
+        for key, value in self._data.items():
+            cloner = getattr(value, "clone", None)
+            twin._data[key] = cloner() if callable(cloner) else value
+        twin.skip_filter_plugins = set(self.skip_filter_plugins)
+        twin.skip_score_plugins = set(self.skip_score_plugins)
+        return twin
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Restricts the nodes Filter evaluates; None means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        """The intersection of two results (None means everything)."""
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True)
+class BatchFilterResult:
+    """A filter's verdict over many nodes at once.
+
+    `codes[i]` is the status code for `positions[i]` (Code values as int8);
+    `reasons(i)` gives the reasons for a failing entry i, computed from data captured when
+    the result was made (never from live state).
+    """
+
+    codes: npt.NDArray[np.int8]
+    reasons: Callable[[int], tuple[str, ...]]
+
+
+class ActionType(enum.IntFlag):
+    """What happened to a cluster object (`framework.ActionType`)."""
+
+    ADD = 1
+    DELETE = 2
+    UPDATE_NODE_ALLOCATABLE = 4
+    UPDATE_NODE_LABEL = 8
+    UPDATE_NODE_TAINT = 16
+    UPDATE_NODE_CONDITION = 32
+    UPDATE_NODE_ANNOTATION = 64
+    UPDATE_POD_LABEL = 128
+    UPDATE_POD_SCALE_DOWN = 256
+    UPDATE_POD_TOLERATION = 512
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
+    UPDATE = 4 | 8 | 16 | 32 | 64 | 128 | 256 | 512 | 1024 | 2048 | 4096
+    ALL = ADD | DELETE | UPDATE
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """A kind of change to the cluster that may make unschedulable pods schedulable."""
+
+    resource: str
+    action: ActionType
+    label: str = ""
+
+    def matches(self, other: ClusterEvent) -> bool:
+        """Whether a registered event (self) covers an observed event (other)."""
+        if self.resource == "*" and self.action == ActionType.ALL:
+            return True
+        if self.resource != "*" and self.resource != other.resource:
+            return False
+        return bool(self.action & other.action)
+
+
+WILDCARD_EVENT = ClusterEvent("*", ActionType.ALL, "WildCardEvent")
+UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", ActionType.ALL, "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent("*", ActionType.ALL, "ForceActivate")
+
+
+@dataclass(slots=True, eq=False)
+class QueuedPodInfo:
+    """A pod in the scheduling queue with its attempt bookkeeping."""
+
+    pod: Pod
+    timestamp: float
+    initial_attempt_timestamp: float | None = None
+    attempts: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated_by: str = ""
+    gated_message: str = ""
+    backoff_until: float = 0.0

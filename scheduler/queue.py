@@ -1,0 +1,290 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool (`internal/queue`).
+
+One queue serves every profile (KEP-1451). activeQ is ordered by the QueueSort plugin;
+backoffQ by backoff expiry; pods rejected by plugins wait in the unschedulable pool until a
+cluster event that one of their rejecting plugins registered for moves them, or until they
+have waited five minutes. PreEnqueue gates pods before they reach activeQ.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass
+from typing import Callable
+
+from scheduler.api.objects import Pod
+from scheduler.framework.nodeinfo import PodInfo
+from scheduler.framework.types import ClusterEvent, QueuedPodInfo, Status
+
+UNSCHEDULABLE_MAX_WAIT = 300.0  # podMaxInUnschedulablePodsDuration
+
+
+@dataclass(slots=True)
+class _Active:
+    qpi: QueuedPodInfo
+    seq: int
+    less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+
+    def __lt__(self, other: _Active) -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.seq < other.seq
+
+
+class SchedulingQueue:
+    """kube-scheduler's PriorityQueue over a clock that may be virtual."""
+
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        pre_enqueue: Callable[[Pod], Status],
+        interested: Callable[[QueuedPodInfo, ClusterEvent], bool],
+        now: Callable[[], float],
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        pop_from_backoff: bool = True,
+    ) -> None:
+        self._less = less
+        self._pre_enqueue = pre_enqueue
+        self._interested = interested
+        self._now = now
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.pop_from_backoff = pop_from_backoff
+        self._active: list[_Active] = []
+        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._where: dict[str, str] = {}
+        self._infos: dict[str, QueuedPodInfo] = {}
+        self._seq = itertools.count()
+        self.scheduling_cycle = 0
+        self._in_flight: dict[str, int] = {}
+        self._events: list[tuple[int, ClusterEvent]] = []
+        self._error_pods: set[str] = set()
+        self.nominated: dict[str, dict[str, PodInfo]] = {}
+        self._nominated_node: dict[str, str] = {}
+
+    # ----- adding ------------------------------------------------------------------------
+    def add(self, pod: Pod) -> None:
+        """A new pending pod: gated by PreEnqueue, else into activeQ."""
+        now = self._now()
+        qpi = QueuedPodInfo(pod=pod, timestamp=now)
+        self._infos[pod.uid] = qpi
+        if pod.nominated_node_name:
+            self.add_nominated(pod, pod.nominated_node_name)
+        self._to_active_or_gated(qpi)
+
+    def _to_active_or_gated(self, qpi: QueuedPodInfo) -> bool:
+        status = self._pre_enqueue(qpi.pod)
+        if not status.success:
+            qpi.gated_by = status.plugin
+            qpi.gated_message = status.message
+            qpi.unschedulable_plugins = {status.plugin} if status.plugin else set()
+            self._unschedulable[qpi.pod.uid] = qpi
+            self._where[qpi.pod.uid] = "gated"
+            return False
+        qpi.gated_by = ""
+        qpi.gated_message = ""
+        heapq.heappush(self._active, _Active(qpi, next(self._seq), self._less))
+        self._where[qpi.pod.uid] = "active"
+        return True
+
+    def _backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        if qpi.attempts == 0:
+            return 0.0
+        duration = self.initial_backoff
+        for _ in range(1, qpi.attempts):
+            if duration > self.max_backoff - duration:
+                return self.max_backoff
+            duration += duration
+        return duration
+
+    def _to_backoff_or_active(self, qpi: QueuedPodInfo) -> None:
+        expiry = qpi.timestamp + self._backoff_duration(qpi)
+        if expiry > self._now():
+            qpi.backoff_until = expiry
+            heapq.heappush(self._backoff, (expiry, next(self._seq), qpi))
+            self._where[qpi.pod.uid] = "backoff"
+        else:
+            self._to_active_or_gated(qpi)
+
+    # ----- popping and failures ---------------------------------------------------------------
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule, or None. With PopFromBackoffQ, an empty activeQ takes
+        the backoffQ pod closest to expiry (pods that failed with an error excepted)."""
+        self.flush_backoff()
+        while self._active or self._backoff:
+            if self._active:
+                qpi = heapq.heappop(self._active).qpi
+            elif self.pop_from_backoff:
+                candidates = [e for e in self._backoff if e[2].pod.uid not in self._error_pods and self._where.get(e[2].pod.uid) == "backoff"]
+                if not candidates:
+                    return None
+                entry = min(candidates)
+                self._backoff.remove(entry)
+                heapq.heapify(self._backoff)
+                qpi = entry[2]
+            else:
+                return None
+            if self._where.get(qpi.pod.uid) not in ("active", "backoff"):
+                continue  # a stale heap entry (deleted or moved since)
+            self._where[qpi.pod.uid] = "in-flight"
+            self.scheduling_cycle += 1
+            qpi.attempts += 1
+            if qpi.initial_attempt_timestamp is None:
+                qpi.initial_attempt_timestamp = self._now()
+            self._in_flight[qpi.pod.uid] = len(self._events)
+            return qpi
+        return None
+
+    def done(self, uid: str) -> None:
+        """The pod's scheduling attempt finished (it was bound, requeued or deleted)."""
+        self._in_flight.pop(uid, None)
+        if not self._in_flight:
+            self._events.clear()
+        if self._where.get(uid) == "in-flight":
+            self._where.pop(uid, None)
+            self._infos.pop(uid, None)
+
+    def requeue_failed(self, qpi: QueuedPodInfo, rejectors: set[str], is_error: bool) -> None:
+        """A failed attempt: backoffQ when it errored or an event during the attempt may help it,
+        else the unschedulable pool (`AddUnschedulableIfNotPresent`)."""
+        uid = qpi.pod.uid
+        if self._where.get(uid) != "in-flight":
+            return
+        qpi.timestamp = self._now()
+        qpi.unschedulable_plugins = set(rejectors)
+        start = self._in_flight.get(uid, len(self._events))
+        missed = [event for _, event in self._events[start:]]
+        self._in_flight.pop(uid, None)
+        if is_error:
+            self._error_pods.add(uid)
+        else:
+            self._error_pods.discard(uid)
+        if is_error or not rejectors or any(self._interested(qpi, e) for e in missed):
+            self._to_backoff_or_active(qpi)
+        else:
+            self._unschedulable[uid] = qpi
+            self._where[uid] = "unschedulable"
+        if not self._in_flight:
+            self._events.clear()
+
+    # ----- events ---------------------------------------------------------------------------
+    def move_all(self, event: ClusterEvent) -> int:
+        """Move pods whose rejecting plugins care about `event` out of the unschedulable pool."""
+        if self._in_flight:
+            self._events.append((self.scheduling_cycle, event))
+        moved = 0
+        for uid, qpi in list(self._unschedulable.items()):
+            if not self._interested(qpi, event):
+                continue
+            del self._unschedulable[uid]
+            moved += 1
+            if self._where.get(uid) == "gated":
+                self._to_active_or_gated(qpi)
+            else:
+                self._to_backoff_or_active(qpi)
+        return moved
+
+    def activate(self, pods: list[Pod]) -> None:
+        """Move these pods straight to activeQ if they wait in backoffQ or the pool."""
+        for pod in pods:
+            where = self._where.get(pod.uid)
+            qpi = self._infos.get(pod.uid)
+            if qpi is None or where not in ("backoff", "unschedulable", "gated"):
+                continue
+            self._unschedulable.pop(pod.uid, None)
+            self._to_active_or_gated(qpi)
+
+    def flush_backoff(self) -> None:
+        """Pods whose backoff expired go to activeQ."""
+        now = self._now()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, qpi = heapq.heappop(self._backoff)
+            if self._where.get(qpi.pod.uid) == "backoff":
+                self._to_active_or_gated(qpi)
+
+    def flush_unschedulable_leftover(self) -> int:
+        """Pods in the pool for five minutes or more are retried."""
+        now = self._now()
+        stale = [q for q in self._unschedulable.values() if now - q.timestamp >= UNSCHEDULABLE_MAX_WAIT and self._where.get(q.pod.uid) == "unschedulable"]
+        for qpi in stale:
+            del self._unschedulable[qpi.pod.uid]
+            self._to_backoff_or_active(qpi)
+        return len(stale)
+
+    def next_backoff_expiry(self) -> float | None:
+        """When the earliest backoff ends, if any pod backs off."""
+        live = [e[0] for e in self._backoff if self._where.get(e[2].pod.uid) == "backoff"]
+        return min(live) if live else None
+
+    # ----- updates and deletes --------------------------------------------------------------
+    def update(self, pod: Pod) -> None:
+        """A pending pod changed: keep its place, refresh its object; gated pods re-run PreEnqueue."""
+        qpi = self._infos.get(pod.uid)
+        if qpi is None:
+            self.add(pod)
+            return
+        qpi.pod = pod
+        if self._where.get(pod.uid) == "gated":
+            del self._unschedulable[pod.uid]
+            self._to_active_or_gated(qpi)
+
+    def delete(self, pod: Pod) -> None:
+        """A pending pod is gone."""
+        self._where.pop(pod.uid, None)
+        self._infos.pop(pod.uid, None)
+        self._unschedulable.pop(pod.uid, None)
+        self._error_pods.discard(pod.uid)
+        self.delete_nominated(pod)
+
+    def info(self, uid: str) -> QueuedPodInfo | None:
+        """The queue's record of a pod."""
+        return self._infos.get(uid)
+
+    def where(self, uid: str) -> str | None:
+        """active, backoff, unschedulable, gated, in-flight or None."""
+        return self._where.get(uid)
+
+    def pending(self) -> dict[str, int]:
+        """Counts per queue, as `scheduler_pending_pods{queue}` reports them."""
+        counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+        for where in self._where.values():
+            if where in counts:
+                counts[where] += 1
+        return counts
+
+    def unschedulable_pods(self) -> list[QueuedPodInfo]:
+        """Pods in the unschedulable pool or gated."""
+        return list(self._unschedulable.values())
+
+    def has_runnable(self) -> bool:
+        """Whether any pod is in activeQ or backoffQ."""
+        return any(w in ("active", "backoff") for w in self._where.values())
+
+    # ----- nominated pods ----------------------------------------------------------------
+    def add_nominated(self, pod: Pod, node: str) -> None:
+        """Record that a pod is nominated to run on node."""
+        self.delete_nominated(pod)
+        self.nominated.setdefault(node, {})[pod.uid] = PodInfo.of(pod)
+        self._nominated_node[pod.uid] = node
+
+    def delete_nominated(self, pod: Pod) -> None:
+        """Forget a pod's nomination."""
+        node = self._nominated_node.pop(pod.uid, None)
+        if node is not None:
+            pods = self.nominated.get(node, {})
+            pods.pop(pod.uid, None)
+            if not pods:
+                self.nominated.pop(node, None)
+
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
+        """Pods nominated to node."""
+        return list(self.nominated.get(node, {}).values())
+
+    def nominated_node_of(self, uid: str) -> str | None:
+        """The node a pod is nominated to."""
+        return self._nominated_node.get(uid)

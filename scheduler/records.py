@@ -1,0 +1,103 @@
+"""Attempt records: one per scheduling attempt, keeping arrays until an output asks for dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scheduler.framework.runtime import FilterOutcome, ScoreOutcome
+
+
+@dataclass(slots=True, eq=False)
+class AttemptRecord:
+    """What one scheduling attempt did and why."""
+
+    at: float
+    pod: str
+    uid: str
+    profile: str
+    attempt: int
+    outcome: str
+    node: str | None = None
+    nominated_node: str | None = None
+    victims: list[str] = field(default_factory=list)
+    message: str = ""
+    num_all_nodes: int = 0
+    feasible_nodes: int = 0
+    evaluated_nodes: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    filter_outcome: FilterOutcome | None = None
+    score_outcome: ScoreOutcome | None = None
+    pre_filter_statuses: dict[str, Any] | None = None
+
+    def filter_failures(self) -> dict[str, dict[str, Any]]:
+        """Every node that failed a filter: its first failing plugin, code and reasons."""
+        out: dict[str, dict[str, Any]] = {}
+        if self.pre_filter_statuses:
+            out.update(self.pre_filter_statuses)
+        fo = self.filter_outcome
+        if fo is None:
+            return out
+        for i, pos in enumerate(fo.failed_positions):
+            out[self.names[int(pos)]] = {
+                "plugin": fo.failed_plugins[i],
+                "code": _CODE_NAMES.get(int(fo.failed_codes[i]), str(int(fo.failed_codes[i]))),
+                "reasons": list(fo.reasons_of(i)),
+            }
+        return out
+
+    def scores(self, top: int | None = None) -> dict[str, dict[str, int]]:
+        """Normalized score per node and plugin (before weights), optionally the top-N nodes only."""
+        so = self.score_outcome
+        if so is None or not so.plugins:
+            return {}
+        cols = self._columns(top)
+        return {
+            self.names[int(so.positions[j])]: {p: int(so.matrix[r, j]) for r, p in enumerate(so.plugins)} for j in cols
+        }
+
+    def totals(self, top: int | None = None) -> dict[str, int]:
+        """Weighted total per node, optionally the top-N nodes only."""
+        so = self.score_outcome
+        if so is None or not so.plugins:
+            return {}
+        return {self.names[int(so.positions[j])]: int(so.totals[j]) for j in self._columns(top)}
+
+    def _columns(self, top: int | None) -> list[int]:
+        so = self.score_outcome
+        assert so is not None
+        if top is None:
+            return list(range(len(so.positions)))
+        # Highest total first; ties keep evaluation order, as a stable sort does.
+        order = np.argsort(-so.totals, kind="stable")[:top]
+        return [int(j) for j in order]
+
+    def top_rows(self, n: int) -> list[dict[str, Any]]:
+        """The top-N rows of weighted per-plugin scores, sorted by total descending."""
+        so = self.score_outcome
+        if so is None or n <= 0 or not so.plugins:
+            return []
+        rows = []
+        for j in self._columns(n):
+            rows.append(
+                {
+                    "node": self.names[int(so.positions[j])],
+                    "total": int(so.totals[j]),
+                    "plugins": {p: int(so.matrix[r, j]) * so.weights[r] for r, p in enumerate(so.plugins)},
+                }
+            )
+        return rows
+
+
+_CODE_NAMES = {
+    0: "Success",
+    1: "Error",
+    2: "Unschedulable",
+    3: "UnschedulableAndUnresolvable",
+    4: "Wait",
+    5: "Skip",
+    6: "Pending",
+}

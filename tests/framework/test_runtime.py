@@ -1,0 +1,121 @@
+"""The framework runtime: building profiles and running extension points (runtime/framework_test.go)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scheduler.config.types import PluginRef, Plugins, PluginSet, Profile
+from scheduler.framework.runtime import Framework, FrameworkError
+from scheduler.framework.types import Code, CycleState, PreFilterResult, Status
+from tests.builders import FakeHandle, make_node, make_pod, make_snapshot
+from tests.framework.fakes import BatchFailFilter, FailFilter, PreFilterOnly, TableScore, profile, registry
+
+
+def build(prof: Profile, *plugins: object, nodes: int = 4) -> Framework:
+    snap = make_snapshot([make_node(f"n{i}") for i in range(nodes)])
+    return Framework.build(prof, registry(*plugins), FakeHandle(snap))  # type: ignore[arg-type]
+
+
+def test_multi_point_expansion_order() -> None:
+    # Explicitly configured plugins that are also in multiPoint come first, then multiPoint's, then the rest.
+    a, b, c = FailFilter("A"), FailFilter("B"), FailFilter("C")
+    fwk = build(profile(filters=["C", "B"], multi=[("A", 0), ("B", 0)]), a, b, c)
+    assert fwk.plugin_names("filter") == ["B", "A", "C"]
+
+
+def test_star_disables_multi_point_expansion() -> None:
+    s1, s2 = TableScore("S1", {}), TableScore("S2", {})
+    fwk = build(profile(scores=[("S2", 5)], multi=[("S1", 3), ("S2", 1)], score_disabled=("*",)), s1, s2)
+    assert fwk.plugin_names("score") == ["S2"]
+    assert fwk.weights == {"S2": 5}
+
+
+def test_score_weight_from_score_point_wins_and_zero_means_one() -> None:
+    s1, s2 = TableScore("S1", {}), TableScore("S2", {})
+    fwk = build(profile(scores=[("S1", 7)], multi=[("S1", 3), ("S2", 0)]), s1, s2)
+    assert fwk.weights == {"S1": 7, "S2": 1}
+
+
+@pytest.mark.parametrize(
+    ("prof", "message"),
+    [
+        (Profile("p", None, Plugins(bind=PluginSet((PluginRef("Binder"),))), {}), "only one queue sort plugin required for profile with scheduler name 'p', but got 0"),
+        (Profile("p", None, Plugins(queue_sort=PluginSet((PluginRef("Sort"),))), {}), "at least one bind plugin is needed for profile with scheduler name 'p'"),
+        (profile(filters=["Nope"]), 'FilterPlugin "Nope" does not exist'),
+        (profile(filters=["S"]), "plugin 'S' does not extend FilterPlugin"),
+        (profile(filters=["A", "A"]), "plugin 'A' already registered as 'FilterPlugin'"),
+        (profile(scores=[("S", 2**62)]), "total score of Score plugins could overflow"),
+    ],
+    ids=["no-queue-sort", "no-bind", "unknown", "wrong-point", "duplicate", "overflow"],
+)
+def test_build_refuses(prof: Profile, message: str) -> None:
+    with pytest.raises(FrameworkError) as info:
+        build(prof, FailFilter("A"), TableScore("S", {}))
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["per-node", "batch"])
+def test_first_failing_plugin_is_reported(batch: bool) -> None:
+    kind = BatchFailFilter if batch else FailFilter
+    a = kind("A", {"n1": (Code.UNSCHEDULABLE, "a says no")})
+    b = kind("B", {"n1": (Code.UNSCHEDULABLE, "b says no"), "n2": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "b never")})
+    fwk = build(profile(filters=["A", "B"]), a, b)
+    out = fwk.find_feasible(CycleState(), make_pod("p"), np.arange(4, dtype=np.int64), 4)
+    assert [int(p) for p in out.feasible] == [0, 3]
+    statuses = out.statuses(fwk.handle.snapshot)
+    assert {n: (s.plugin, s.code, s.reasons) for n, s in statuses.items()} == {
+        "n1": ("A", Code.UNSCHEDULABLE, ("a says no",)),
+        "n2": ("B", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("b never",)),
+    }
+
+
+def test_mixed_batch_and_per_node_walk_matches_sequential_order() -> None:
+    # A per-node plugin before a batch one must be reported when both fail the same node,
+    # and walking stops once enough feasible nodes are found.
+    first = FailFilter("First", {"n2": (Code.UNSCHEDULABLE, "first")})
+    second = BatchFailFilter("Second", {"n2": (Code.UNSCHEDULABLE, "second"), "n0": (Code.UNSCHEDULABLE, "second")})
+    fwk = build(profile(filters=["First", "Second"]), first, second, nodes=6)
+    out = fwk.find_feasible(CycleState(), make_pod("p"), np.arange(6, dtype=np.int64), 2)
+    assert [int(p) for p in out.feasible] == [1, 3]
+    assert out.processed == 4
+    assert {n: s.plugin for n, s in out.statuses(fwk.handle.snapshot).items()} == {"n0": "Second", "n2": "First"}
+    # First runs before Second on every visited node, and on none after the second feasible one.
+    assert first.calls == ["n0", "n1", "n2", "n3"]
+
+
+def test_pre_filter_skip_skips_the_filter() -> None:
+    skipper = PreFilterOnly("Skipper", status=Status(Code.SKIP))
+    fwk = build(profile(pre_filters=["Skipper"], filters=["Skipper"]), skipper)
+    state = CycleState()
+    _, status, _ = fwk.run_pre_filter(state, make_pod("p"))
+    assert status.success
+    out = fwk.find_feasible(state, make_pod("p"), np.arange(4, dtype=np.int64), 4)
+    assert len(out.feasible) == 4
+
+
+def test_pre_filter_results_intersect_and_empty_is_unresolvable() -> None:
+    one = PreFilterOnly("One", PreFilterResult(frozenset({"n1", "n2"})))
+    two = PreFilterOnly("Two", PreFilterResult(frozenset({"n3"})))
+    fwk = build(profile(pre_filters=["One", "Two"]), one, two)
+    _, status, rejectors = fwk.run_pre_filter(CycleState(), make_pod("p"))
+    assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert status.reasons == ("node(s) didn't satisfy plugin(s) [One Two] simultaneously",)
+    assert rejectors == {"One", "Two"}
+
+
+def test_normalize_weights_and_range_check() -> None:
+    def halve(scores: np.ndarray) -> None:
+        scores[:] = scores // 2
+
+    good = TableScore("Good", {"n0": 100, "n1": 50}, halve)
+    fwk = build(profile(scores=[("Good", 3)]), good)
+    out = fwk.run_score(CycleState(), make_pod("p"), np.arange(2, dtype=np.int64))
+    assert out.matrix.tolist() == [[50, 25]]
+    assert out.totals.tolist() == [150, 75]
+
+    bad = TableScore("Bad", {"n0": 101})
+    fwk = build(profile(scores=[("Bad", 1)]), bad)
+    out = fwk.run_score(CycleState(), make_pod("p"), np.arange(2, dtype=np.int64))
+    assert out.error is not None
+    assert out.error.message == "plugin 'Bad' returns an invalid score 101, it should in the range of [0, 100] after normalizing"
