@@ -1,0 +1,342 @@
+"""InterPodAffinity PreFilter/Filter: required pod affinity and anti-affinity (`filtering.go`).
+
+PreFilter counts, per topology pair (key, value), (a) existing pods whose required anti-affinity
+terms match the incoming pod, (b) existing pods matching all of the incoming pod's required
+affinity terms and (c) existing pods matching each of its required anti-affinity terms. Filter
+then only looks the node's labels up in those counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.objects import Node, Pod, PodAffinityTerm
+from scheduler.framework.nodeinfo import NodeInfo, PodInfo, term_matches
+from scheduler.framework.snapshot import Snapshot
+from scheduler.framework.types import (
+    BatchFilterResult,
+    Code,
+    CycleState,
+    Status,
+    error,
+    unresolvable,
+    unschedulable,
+)
+
+PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+TopologyPair = tuple[str, str]
+"""(topology key, node label value)."""
+
+TopologyCounts = dict[TopologyPair, int]
+
+# Nil namespace labels (`labels.Set(nil)`) behave as an empty set when a selector reads them.
+NO_LABELS: Mapping[str, str] = {}
+
+# Which check rejected a node, in the order Filter runs them.
+_PASSED, _AFFINITY, _ANTI_AFFINITY, _EXISTING_ANTI_AFFINITY = 0, 1, 2, 3
+_REASONS = {
+    _AFFINITY: (ERR_REASON_AFFINITY_RULES_NOT_MATCH,),
+    _ANTI_AFFINITY: (ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,),
+    _EXISTING_ANTI_AFFINITY: (ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,),
+}
+_CODES = {
+    _AFFINITY: Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    _ANTI_AFFINITY: Code.UNSCHEDULABLE,
+    _EXISTING_ANTI_AFFINITY: Code.UNSCHEDULABLE,
+}
+
+
+def merge_term_namespaces(term: PodAffinityTerm, namespaces: Mapping[str, Mapping[str, str]]) -> PodAffinityTerm:
+    """`mergeAffinityTermNamespacesIfNotEmpty`: unroll a non-empty namespaceSelector into names.
+
+    Only for the incoming pod's terms: afterwards the selector is nil (matches nothing) or empty
+    (matches every namespace), so matching never needs the other pod's namespace labels.
+    """
+    selector = term.namespace_selector
+    if selector is None or selector.empty:
+        return term
+    selected = {name for name, labels in namespaces.items() if selector.matches(labels)}
+    return replace(term, namespaces=term.namespaces | selected, namespace_selector=None)
+
+
+def incoming_pod_info(pod: Pod, namespaces: Mapping[str, Mapping[str, str]]) -> PodInfo:
+    """The incoming pod's PodInfo with every term's namespaceSelector merged into its namespaces."""
+    info = PodInfo.of(pod)
+    return PodInfo(
+        pod,
+        tuple(merge_term_namespaces(t, namespaces) for t in info.required_affinity_terms),
+        tuple(merge_term_namespaces(t, namespaces) for t in info.required_anti_affinity_terms),
+        tuple(replace(w, term=merge_term_namespaces(w.term, namespaces)) for w in info.preferred_affinity_terms),
+        tuple(replace(w, term=merge_term_namespaces(w.term, namespaces)) for w in info.preferred_anti_affinity_terms),
+    )
+
+
+def namespace_labels(snapshot: Snapshot, namespace: str) -> Mapping[str, str]:
+    """`GetNamespaceLabelsSnapshot`: the namespace's labels, empty when it is unknown."""
+    return snapshot.namespaces.get(namespace, NO_LABELS)
+
+
+def pod_matches_all_terms(terms: tuple[PodAffinityTerm, ...], pod: Pod) -> bool:
+    """Whether the pod matches every (merged) term; False when there are no terms."""
+    return bool(terms) and all(term_matches(t, pod, NO_LABELS) for t in terms)
+
+
+def _bump(counts: TopologyCounts, node: Node, key: str, delta: int) -> None:
+    value = node.labels.get(key)
+    if value is None:
+        return
+    pair = (key, value)
+    total = counts.get(pair, 0) + delta
+    # Removing pods may bring a pair down to zero; drop it so emptiness checks stay exact.
+    if total == 0:
+        counts.pop(pair, None)
+    else:
+        counts[pair] = total
+
+
+def add_affinity_matches(
+    counts: TopologyCounts, terms: tuple[PodAffinityTerm, ...], pod: Pod, node: Node, delta: int
+) -> None:
+    """Count every term's topology pair on `node` when `pod` matches ALL the (merged) terms."""
+    if pod_matches_all_terms(terms, pod):
+        for term in terms:
+            _bump(counts, node, term.topology_key, delta)
+
+
+def add_anti_affinity_matches(
+    counts: TopologyCounts,
+    terms: tuple[PodAffinityTerm, ...],
+    pod: Pod,
+    ns_labels: Mapping[str, str],
+    node: Node,
+    delta: int,
+) -> None:
+    """Count the topology pair on `node` of each term that `pod` matches."""
+    for term in terms:
+        if term_matches(term, pod, ns_labels):
+            _bump(counts, node, term.topology_key, delta)
+
+
+@dataclass(slots=True)
+class PreFilterState:
+    """What PreFilter computed for one pod; AddPod/RemovePod keep it current during preemption."""
+
+    pod_info: PodInfo
+    namespace_labels: Mapping[str, str]
+    existing_anti_affinity_counts: TopologyCounts = field(default_factory=dict)
+    affinity_counts: TopologyCounts = field(default_factory=dict)
+    anti_affinity_counts: TopologyCounts = field(default_factory=dict)
+
+    def clone(self) -> PreFilterState:
+        """A copy whose counts can change independently (the pod info never changes)."""
+        return PreFilterState(
+            self.pod_info,
+            self.namespace_labels,
+            dict(self.existing_anti_affinity_counts),
+            dict(self.affinity_counts),
+            dict(self.anti_affinity_counts),
+        )
+
+    def update_with_pod(self, other: PodInfo, node: Node, multiplier: int) -> None:
+        """Account (`multiplier` 1) or forget (-1) an existing pod placed on `node`."""
+        incoming = self.pod_info
+        add_anti_affinity_matches(
+            self.existing_anti_affinity_counts,
+            other.required_anti_affinity_terms,
+            incoming.pod,
+            self.namespace_labels,
+            node,
+            multiplier,
+        )
+        add_affinity_matches(self.affinity_counts, incoming.required_affinity_terms, other.pod, node, multiplier)
+        add_anti_affinity_matches(
+            self.anti_affinity_counts, incoming.required_anti_affinity_terms, other.pod, NO_LABELS, node, multiplier
+        )
+
+
+def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], nodes: Iterable[NodeInfo]) -> TopologyCounts:
+    """Topology pairs of existing pods' required anti-affinity terms that the incoming pod matches."""
+    counts: TopologyCounts = {}
+    for info in nodes:
+        for existing in info.pods_with_required_anti_affinity:
+            add_anti_affinity_matches(counts, existing.required_anti_affinity_terms, pod, ns_labels, info.node, 1)
+    return counts
+
+
+def incoming_affinity_counts(pod_info: PodInfo, nodes: Iterable[NodeInfo]) -> tuple[TopologyCounts, TopologyCounts]:
+    """Topology pairs of existing pods matching the incoming pod's required (anti-)affinity terms."""
+    affinity: TopologyCounts = {}
+    anti: TopologyCounts = {}
+    aff_terms, anti_terms = pod_info.required_affinity_terms, pod_info.required_anti_affinity_terms
+    if not aff_terms and not anti_terms:
+        return affinity, anti
+    for info in nodes:
+        for existing in info.pods:
+            add_affinity_matches(affinity, aff_terms, existing.pod, info.node, 1)
+            add_anti_affinity_matches(anti, anti_terms, existing.pod, NO_LABELS, info.node, 1)
+    return affinity, anti
+
+
+def compute_pre_filter_state(pod: Pod, snapshot: Snapshot, all_nodes: Iterable[NodeInfo]) -> PreFilterState:
+    """Build the PreFilter state from the snapshot (namespaces, nodes with anti-affinity pods)."""
+    info = incoming_pod_info(pod, snapshot.namespaces)
+    ns_labels = namespace_labels(snapshot, pod.namespace)
+    with_anti = snapshot.nodes_with_required_anti_affinity_pods()
+    state = PreFilterState(info, ns_labels, existing_anti_affinity_counts(pod, ns_labels, with_anti))
+    state.affinity_counts, state.anti_affinity_counts = incoming_affinity_counts(info, all_nodes)
+    return state
+
+
+def should_skip(state: PreFilterState) -> bool:
+    """PreFilter's Skip rule: no existing anti-affinity match and no required terms of its own."""
+    info = state.pod_info
+    return (
+        not state.existing_anti_affinity_counts
+        and not info.required_affinity_terms
+        and not info.required_anti_affinity_terms
+    )
+
+
+def read_state(cycle: CycleState) -> PreFilterState | Status:
+    """The PreFilter state, or the Error status upstream returns when it is missing."""
+    try:
+        value = cycle.read(PRE_FILTER_STATE_KEY)
+    except KeyError:
+        return error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+    if not isinstance(value, PreFilterState):
+        return error(f"{value!r}  convert to interpodaffinity.state error")
+    return value
+
+
+def satisfies_pod_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """Every required affinity term's topology holds a matching pod (or this is the group's first pod)."""
+    pods_exist = True
+    for term in state.pod_info.required_affinity_terms:
+        value = labels.get(term.topology_key)
+        if value is None:
+            # All topology labels must exist on the node.
+            return False
+        if state.affinity_counts.get((term.topology_key, value), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    # The first pod of a group with affinity to itself: nothing matches anywhere yet.
+    info = state.pod_info
+    return not state.affinity_counts and pod_matches_all_terms(info.required_affinity_terms, info.pod)
+
+
+def satisfies_pod_anti_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """No required anti-affinity term's topology (of this node) holds a matching pod."""
+    if not state.anti_affinity_counts:
+        return True
+    for term in state.pod_info.required_anti_affinity_terms:
+        value = labels.get(term.topology_key)
+        if value is not None and state.anti_affinity_counts.get((term.topology_key, value), 0) > 0:
+            return False
+    return True
+
+
+def satisfies_existing_pods_anti_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """No existing pod's anti-affinity term matching the incoming pod covers this node."""
+    counts = state.existing_anti_affinity_counts
+    if not counts:
+        return True
+    return not any(counts.get(pair, 0) > 0 for pair in labels.items())
+
+
+def filter_node(state: PreFilterState, node: Node) -> Status:
+    """The per-node Filter verdict."""
+    labels = node.labels
+    if not satisfies_pod_affinity(state, labels):
+        return unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+    if not satisfies_pod_anti_affinity(state, labels):
+        return unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+    if not satisfies_existing_pods_anti_affinity(state, labels):
+        return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+    return Status()
+
+
+def _by_key(counts: TopologyCounts) -> dict[str, dict[str, int]]:
+    grouped: dict[str, dict[str, int]] = {}
+    for (key, value), count in counts.items():
+        grouped.setdefault(key, {})[value] = count
+    return grouped
+
+
+def _counts_at(
+    snapshot: Snapshot, positions: npt.NDArray[np.int64], key: str, values: Mapping[str, int]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """Per position: the count of the node's value for `key`, and whether the node has the key."""
+    codes, code_of = snapshot.label_codes(key)
+    # One spare slot at the end: code -1 (label absent) reads it and gets 0.
+    table = np.zeros(len(code_of) + 1, dtype=np.int64)
+    for value, count in values.items():
+        code = code_of.get(value)
+        if code is not None:
+            table[code] = count
+    at = codes[positions]
+    return table[at], at >= 0
+
+
+def filter_batch(state: PreFilterState, snapshot: Snapshot, positions: npt.NDArray[np.int64]) -> BatchFilterResult:
+    """Filter over many snapshot positions at once; same verdicts as `filter_node`."""
+    n = len(positions)
+    failed = np.zeros(n, dtype=np.int8)
+    info = state.pod_info
+
+    if info.required_affinity_terms:
+        grouped = _by_key(state.affinity_counts)
+        has_all = np.ones(n, dtype=np.bool_)
+        pods_exist = np.ones(n, dtype=np.bool_)
+        for term in info.required_affinity_terms:
+            count, present = _counts_at(snapshot, positions, term.topology_key, grouped.get(term.topology_key, {}))
+            has_all &= present
+            pods_exist &= count > 0
+        first_of_group = not state.affinity_counts and pod_matches_all_terms(info.required_affinity_terms, info.pod)
+        ok = has_all & (pods_exist | first_of_group)
+        failed[~ok] = _AFFINITY
+
+    if state.anti_affinity_counts and info.required_anti_affinity_terms:
+        grouped = _by_key(state.anti_affinity_counts)
+        violated = np.zeros(n, dtype=np.bool_)
+        for term in info.required_anti_affinity_terms:
+            count, present = _counts_at(snapshot, positions, term.topology_key, grouped.get(term.topology_key, {}))
+            violated |= present & (count > 0)
+        failed[violated & (failed == _PASSED)] = _ANTI_AFFINITY
+
+    if state.existing_anti_affinity_counts:
+        violated = np.zeros(n, dtype=np.bool_)
+        for key, values in _by_key(state.existing_anti_affinity_counts).items():
+            count, present = _counts_at(snapshot, positions, key, values)
+            violated |= present & (count > 0)
+        failed[violated & (failed == _PASSED)] = _EXISTING_ANTI_AFFINITY
+
+    codes = np.zeros(n, dtype=np.int8)
+    for which, code in _CODES.items():
+        codes[failed == which] = int(code)
+    captured = failed.copy()
+
+    def reasons(i: int) -> tuple[str, ...]:
+        return _REASONS.get(int(captured[i]), ())
+
+    return BatchFilterResult(codes, reasons)
+
+
+def error_batch(status: Status, count: int) -> BatchFilterResult:
+    """Every position gets the same Error status (the PreFilter state was missing)."""
+    codes = np.full(count, int(Code.ERROR), dtype=np.int8)
+    message = status.reasons
+
+    def reasons(i: int) -> tuple[str, ...]:
+        return message
+
+    return BatchFilterResult(codes, reasons)

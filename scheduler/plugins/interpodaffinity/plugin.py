@@ -1,0 +1,148 @@
+"""The InterPodAffinity plugin: required pod (anti-)affinity filtering and preferred scoring."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.objects import Pod
+from scheduler.config.args import InterPodAffinityArgs
+from scheduler.config.errors import ConfigError
+from scheduler.framework.interface import Handle
+from scheduler.framework.nodeinfo import NodeInfo, PodInfo
+from scheduler.framework.snapshot import Snapshot
+from scheduler.framework.types import (
+    ActionType,
+    BatchFilterResult,
+    ClusterEvent,
+    CycleState,
+    PreFilterResult,
+    Status,
+    skip,
+)
+from scheduler.plugins.interpodaffinity import filtering, scoring
+
+NAME = "InterPodAffinity"
+
+
+class InterPodAffinity:
+    """Checks and scores inter-pod affinity and anti-affinity (`interpodaffinity.InterPodAffinity`)."""
+
+    name = NAME
+
+    def __init__(
+        self, handle: Handle, hard_pod_affinity_weight: int, ignore_preferred_terms_of_existing_pods: bool
+    ) -> None:
+        self._handle = handle
+        self.hard_pod_affinity_weight = hard_pod_affinity_weight
+        self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
+
+    # ----- PreFilter and its extensions -------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        """Count topology pairs; Skip when neither the pod nor any existing pod has a required term that applies."""
+        computed = filtering.compute_pre_filter_state(pod, self._handle.snapshot, nodes)
+        if filtering.should_skip(computed):
+            return None, skip()
+        state.write(filtering.PRE_FILTER_STATE_KEY, computed)
+        return None, Status()
+
+    def pre_filter_extensions(self) -> InterPodAffinity:
+        """AddPod/RemovePod keep the counts right while preemption tries victims."""
+        return self
+
+    def add_pod(self, state: CycleState, pod: Pod, to_add: PodInfo, node_info: NodeInfo) -> Status:
+        """Account `to_add` as running on node_info."""
+        computed = filtering.read_state(state)
+        if isinstance(computed, Status):
+            return computed
+        computed.update_with_pod(to_add, node_info.node, 1)
+        return Status()
+
+    def remove_pod(self, state: CycleState, pod: Pod, to_remove: PodInfo, node_info: NodeInfo) -> Status:
+        """Forget `to_remove` on node_info."""
+        computed = filtering.read_state(state)
+        if isinstance(computed, Status):
+            return computed
+        computed.update_with_pod(to_remove, node_info.node, -1)
+        return Status()
+
+    # ----- Filter ----------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Affinity (UnschedulableAndUnresolvable), anti-affinity and existing pods' anti-affinity (Unschedulable)."""
+        computed = filtering.read_state(state)
+        if isinstance(computed, Status):
+            return computed
+        return filtering.filter_node(computed, node_info.node)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: npt.NDArray[np.int64]
+    ) -> BatchFilterResult:
+        """Filter over many nodes through label-code lookups."""
+        computed = filtering.read_state(state)
+        if isinstance(computed, Status):
+            return filtering.error_batch(computed, len(positions))
+        return filtering.filter_batch(computed, snapshot, positions)
+
+    # ----- Score -----------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        """Sum topology scores over all nodes of the snapshot; Skip when nothing applies."""
+        snapshot = self._handle.snapshot
+        # Without preferred terms of its own only nodes running pods with affinity matter
+        # (upstream lists HavePodsWithAffinityList then).
+        candidates = snapshot.node_infos if scoring.has_preferred_terms(pod) else snapshot.nodes_with_affinity_pods()
+        computed, status = scoring.compute_pre_score(
+            pod,
+            snapshot,
+            candidates,
+            self.hard_pod_affinity_weight,
+            self.ignore_preferred_terms_of_existing_pods,
+        )
+        if computed is not None:
+            state.write(scoring.PRE_SCORE_STATE_KEY, computed)
+        return status
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        """The raw topology score of the node (may be negative)."""
+        computed = scoring.read_state(state)
+        if isinstance(computed, Status):
+            return 0, computed
+        return scoring.score_node(computed, node_info.node), Status()
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        """Raw scores over many nodes; raises when PreScore did not run (the per-node form returns Error)."""
+        return scoring.score_batch(scoring.require_state(state), snapshot, positions)
+
+    def score_extensions(self) -> InterPodAffinity:
+        """NormalizeScore lives on the plugin itself."""
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: npt.NDArray[np.int64]) -> Status:
+        """Min-max scale the raw scores onto 0..100 in place."""
+        computed = scoring.read_state(state)
+        if isinstance(computed, Status):
+            return computed
+        scoring.normalize(computed, scores)
+        return Status()
+
+    # ----- Queueing --------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEvent]:
+        """Assigned pods added, relabelled or deleted; nodes added, relabelled or re-tainted."""
+        return [
+            ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+            # UpdateNodeTaint stands in for NodeAdd events the preCheck may have filtered (issue #110175).
+            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+        ]
+
+
+def new(args: object | None, handle: Handle) -> InterPodAffinity:
+    """Build the plugin from InterPodAffinityArgs (None means the defaults), validated as upstream's New does."""
+    if args is None:
+        args = InterPodAffinityArgs()
+    if not isinstance(args, InterPodAffinityArgs):
+        raise TypeError(f"want args to be of type InterPodAffinityArgs, got {type(args).__name__}")
+    issues = args.validate("")
+    if issues:
+        raise ConfigError("", issues)
+    return InterPodAffinity(handle, args.hard_pod_affinity_weight, args.ignore_preferred_terms_of_existing_pods)
