@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -32,5 +34,8 @@ def go_div(numerator: npt.NDArray[np.int64], denominator: npt.NDArray[np.int64] 
 
 
 def go_round(value: float) -> int:
-    """`math.Round`: half away from zero."""
-    return int(np.floor(value + 0.5)) if value >= 0 else -int(np.floor(-value + 0.5))
+    """`math.Round`: half away from zero, exact (no `x + 0.5` rounding error near .5)."""
+    whole = math.trunc(value)
+    if abs(value - whole) >= 0.5:
+        whole += 1 if value > 0 else -1
+    return whole

@@ -1,0 +1,285 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how full would it be.
+
+Ports `pkg/scheduler/framework/plugins/noderesources/fit.go`. Filter rejects a node whose free
+allocatable is smaller than the pod's request ("Insufficient cpu", "Too many pods", ...), with
+UnschedulableAndUnresolvable when the request exceeds the node's whole allocatable (preemption
+cannot help there). Score uses one of the strategies in `resource_allocation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Pod
+from scheduler.config.args import NodeResourcesFitArgs, UtilizationShapePoint
+from scheduler.config.names import is_extended_resource_name
+from scheduler.framework.interface import Handle, PreFilterExtensions, ScoreExtensions
+from scheduler.framework.nodeinfo import NodeInfo, is_scalar_resource
+from scheduler.framework.snapshot import Snapshot
+from scheduler.framework.types import (
+    ActionType,
+    BatchFilterResult,
+    ClusterEvent,
+    Code,
+    CycleState,
+    IntArray,
+    PreFilterResult,
+    Status,
+    error,
+    success,
+    unresolvable,
+    unschedulable,
+)
+from scheduler.plugins.noderesources.resource_allocation import (
+    DEFAULT_RESOURCES,
+    LEAST_ALLOCATED,
+    ResourceAllocationScorer,
+    ResourceWeight,
+    build_strategy,
+    resource_weights,
+)
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+TOO_MANY_PODS = "Too many pods"
+
+
+@dataclass(frozen=True, slots=True)
+class PodResourceRequest:
+    """The pod's requests as Filter compares them (`preFilterState`, a `framework.Resource`)."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    scalar_resources: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """Whether the pod asks for nothing at all, so only the pod count can fail."""
+        return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalar_resources)
+
+
+def compute_pod_resource_request(pod: Pod) -> PodResourceRequest:
+    """`computePodResourceRequest`: the effective requests (init containers, overhead included)."""
+    requests = pod.requests
+    return PodResourceRequest(
+        milli_cpu=requests.get(CPU, 0),
+        memory=requests.get(MEMORY, 0),
+        ephemeral_storage=requests.get(EPHEMERAL_STORAGE, 0),
+        scalar_resources=tuple((name, qty) for name, qty in requests.items() if is_scalar_resource(name)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """One resource the node lacks for the pod (`InsufficientResource`)."""
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+def is_ignored(resource: str, ignored_resources: Collection[str], ignored_groups: Collection[str]) -> bool:
+    """Whether an extended resource is ignored by name or by its domain prefix."""
+    if not is_extended_resource_name(resource):
+        return False
+    prefix = resource.split("/")[0] if ignored_groups else ""
+    return resource in ignored_resources or prefix in ignored_groups
+
+
+def fits_request(
+    request: PodResourceRequest,
+    node_info: NodeInfo,
+    ignored_resources: Collection[str] = (),
+    ignored_groups: Collection[str] = (),
+) -> list[InsufficientResource]:
+    """`fitsRequest`: every resource the node is short of, in upstream's order."""
+    out: list[InsufficientResource] = []
+    allocatable = node_info.allocatable
+    pod_count = len(node_info.pods)
+    if pod_count + 1 > allocatable.allowed_pod_number:
+        out.append(InsufficientResource(PODS, TOO_MANY_PODS, 1, pod_count, allocatable.allowed_pod_number))
+    if request.empty:
+        return out
+    requested = node_info.requested
+    fixed = (
+        (CPU, request.milli_cpu, requested.milli_cpu, allocatable.milli_cpu),
+        (MEMORY, request.memory, requested.memory, allocatable.memory),
+        (EPHEMERAL_STORAGE, request.ephemeral_storage, requested.ephemeral_storage, allocatable.ephemeral_storage),
+    )
+    for name, want, used, capacity in fixed:
+        if want > 0 and want > capacity - used:
+            out.append(InsufficientResource(name, f"Insufficient {name}", want, used, capacity, want > capacity))
+    for name, want in request.scalar_resources:
+        if want == 0 or is_ignored(name, ignored_resources, ignored_groups):
+            continue
+        used = requested.scalar_resources.get(name, 0)
+        capacity = allocatable.scalar_resources.get(name, 0)
+        if want > capacity - used:
+            out.append(InsufficientResource(name, f"Insufficient {name}", want, used, capacity, want > capacity))
+    return out
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
+    """`Fits`: the pod against the node with nothing ignored (the kubelet's admission check)."""
+    return fits_request(compute_pod_resource_request(pod), node_info)
+
+
+def _missing_state(key: str) -> str:
+    return f'error reading "{key}" from cycleState: not found'
+
+
+class NodeResourcesFit:
+    """Filters nodes without room for the pod's requests and scores by the configured strategy."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        handle: Handle | None,
+        ignored_resources: Collection[str] = (),
+        ignored_resource_groups: Collection[str] = (),
+        strategy: str = LEAST_ALLOCATED,
+        resources: tuple[ResourceWeight, ...] = DEFAULT_RESOURCES,
+        shape: Sequence[UtilizationShapePoint] | None = None,
+    ) -> None:
+        self.handle = handle
+        self.ignored_resources = frozenset(ignored_resources)
+        self.ignored_resource_groups = frozenset(ignored_resource_groups)
+        self.scorer = ResourceAllocationScorer(
+            strategy, resources, build_strategy(strategy, resources, shape), use_requested=False
+        )
+
+    # ----- PreFilter / Filter ---------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        """Compute the pod's request once for the cycle; never skips, never rejects."""
+        state.write(PRE_FILTER_STATE_KEY, compute_pod_resource_request(pod))
+        return None, success()
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """No AddPod/RemovePod: the request does not depend on other pods."""
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Unschedulable with every shortage as a reason; unresolvable if one exceeds allocatable."""
+        request = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(request, PodResourceRequest):
+            return error(_missing_state(PRE_FILTER_STATE_KEY))
+        short = fits_request(request, node_info, self.ignored_resources, self.ignored_resource_groups)
+        if not short:
+            return success()
+        reasons = tuple(r.reason for r in short)
+        if any(r.unresolvable for r in short):
+            return unresolvable(*reasons)
+        return unschedulable(*reasons)
+
+    def filter_batch(self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: IntArray) -> BatchFilterResult:
+        """`filter` for many nodes over the snapshot's arrays."""
+        request = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(request, PodResourceRequest):
+            message = _missing_state(PRE_FILTER_STATE_KEY)
+            codes = np.full(len(positions), Code.ERROR, dtype=np.int8)
+            return BatchFilterResult(codes, lambda i: (message,))
+        reasons: list[str] = []
+        short_rows: list[npt.NDArray[np.bool_]] = []
+        unresolvable_rows: list[npt.NDArray[np.bool_]] = []
+        pod_count = snapshot.pod_count[positions]
+        reasons.append(TOO_MANY_PODS)
+        short_rows.append(pod_count + 1 > snapshot.allowed_pods[positions])
+        unresolvable_rows.append(np.zeros(len(positions), dtype=np.bool_))
+        if not request.empty:
+            wanted = [(CPU, request.milli_cpu), (MEMORY, request.memory), (EPHEMERAL_STORAGE, request.ephemeral_storage)]
+            wanted += [
+                (name, qty)
+                for name, qty in request.scalar_resources
+                if qty != 0 and not is_ignored(name, self.ignored_resources, self.ignored_resource_groups)
+            ]
+            for name, want in wanted:
+                if want <= 0:
+                    continue
+                col = snapshot.column(name)
+                if col is None:
+                    capacity = np.zeros(len(positions), dtype=np.int64)
+                    used = capacity
+                else:
+                    capacity = snapshot.allocatable[positions, col]
+                    used = snapshot.requested[positions, col]
+                reasons.append(f"Insufficient {name}")
+                short_rows.append(want > capacity - used)
+                unresolvable_rows.append(want > capacity)
+        short = np.vstack(short_rows)
+        hopeless = (short & np.vstack(unresolvable_rows)).any(axis=0)
+        codes = np.where(
+            hopeless, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, np.where(short.any(axis=0), Code.UNSCHEDULABLE, Code.SUCCESS)
+        ).astype(np.int8)
+        names = tuple(reasons)
+
+        def reasons_of(i: int) -> tuple[str, ...]:
+            return tuple(names[k] for k in np.flatnonzero(short[:, i]))
+
+        return BatchFilterResult(codes, reasons_of)
+
+    # ----- PreScore / Score -----------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        """Compute the pod's scored requests once; upstream's Fit PreScore never skips."""
+        state.write(PRE_SCORE_STATE_KEY, self.scorer.pod_requests(pod))
+        return success()
+
+    def _pod_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
+        cached = state.get(PRE_SCORE_STATE_KEY)
+        # Score without PreScore is allowed upstream: the requests are recomputed.
+        return cached if isinstance(cached, tuple) else self.scorer.pod_requests(pod)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        """The configured strategy's score for one node."""
+        return self.scorer.score(node_info, self._pod_requests(state, pod))
+
+    def score_batch(self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: IntArray) -> IntArray:
+        """`score` for many nodes."""
+        return self.scorer.score_batch(snapshot, positions, self._pod_requests(state, pod))
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        """Scores are already 0..100."""
+        return None
+
+    # ----- queueing ---------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEvent]:
+        """Pod deletions or scale-downs free room; new nodes or more allocatable add room.
+
+        Upstream adds node taint and label updates because its pre-check may hide a Node/Add
+        (kubernetes#109437); without queueing hints we register them too.
+        """
+        return [
+            ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+            ClusterEvent(
+                "Node",
+                ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL,
+            ),
+        ]
+
+
+def new(args: object | None, handle: Handle | None) -> NodeResourcesFit:
+    """Build the plugin from NodeResourcesFitArgs (None means upstream's defaults)."""
+    if args is None:
+        args = NodeResourcesFitArgs()
+    if not isinstance(args, NodeResourcesFitArgs):
+        raise TypeError(f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}")
+    strategy = args.scoring_strategy
+    ratio = strategy.requested_to_capacity_ratio
+    return NodeResourcesFit(
+        handle,
+        ignored_resources=args.ignored_resources,
+        ignored_resource_groups=args.ignored_resource_groups,
+        strategy=strategy.type,
+        # An empty list stays empty: upstream's Score then fails with "resources not found".
+        resources=resource_weights(strategy.resources),
+        shape=None if ratio is None else ratio.shape,
+    )
