@@ -317,44 +317,58 @@ class Framework:
         sentinel = len(entries)
         fail_at = np.full(count, sentinel, dtype=np.int64)
         codes = np.zeros(count, dtype=np.int8)
-        batch_results: dict[int, tuple[npt.NDArray[np.int64], Any]] = {}
-        alive = np.arange(count, dtype=np.int64)
-        for k, entry in enumerate(entries):
-            if not entry.batch or alive.size == 0:
-                continue
-            try:
-                res = entry.plugin.filter_batch(state, pod, snapshot, candidates[alive])
-            except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an Error status
-                return self._filter_error(entry.name, exc, started)
-            bad = res.codes != 0
-            if bad.any():
-                if (res.codes == int(Code.ERROR)).any():
-                    idx = int(np.flatnonzero(res.codes == int(Code.ERROR))[0])
-                    return self._filter_error(entry.name, RuntimeError(", ".join(res.reasons(idx))), started)
-                hit = alive[bad]
-                fail_at[hit] = k
-                codes[hit] = res.codes[bad]
-                batch_results[k] = (alive, res)
-                alive = alive[~bad]
+        # Per plugin, the (candidate indexes judged, result) of each chunk, for reasons later.
+        batch_results: dict[int, list[tuple[npt.NDArray[np.int64], Any]]] = {}
         per_node = [k for k, e in enumerate(entries) if not e.batch]
         per_node_status: dict[int, Status] = {}
-        if not per_node and not override_positions:
-            feasible_idx = alive[:num_to_find]
-            processed = count if alive.size <= num_to_find else int(feasible_idx[-1]) + 1
-        else:
-            found: list[int] = []
-            processed = count
-            infos = snapshot.node_infos
-            for i in range(count):
+        found: list[npt.NDArray[np.int64]] = []
+        found_count = 0
+        processed = count
+        infos = snapshot.node_infos
+        # Batch filters run on chunks in evaluation order, so a large cluster stops early
+        # once enough nodes are feasible, as upstream's walk does.
+        chunk = count if count <= 2048 else max(2 * num_to_find, 1024)
+        for lo in range(0, count, chunk):
+            alive = np.arange(lo, min(count, lo + chunk), dtype=np.int64)
+            for k, entry in enumerate(entries):
+                if not entry.batch or alive.size == 0:
+                    continue
+                try:
+                    res = entry.plugin.filter_batch(state, pod, snapshot, candidates[alive])
+                except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an Error status
+                    return self._filter_error(entry.name, exc, started)
+                bad = res.codes != 0
+                if bad.any():
+                    if (res.codes == int(Code.ERROR)).any():
+                        idx = int(np.flatnonzero(res.codes == int(Code.ERROR))[0])
+                        return self._filter_error(entry.name, RuntimeError(", ".join(res.reasons(idx))), started)
+                    hit = alive[bad]
+                    fail_at[hit] = k
+                    codes[hit] = res.codes[bad]
+                    batch_results.setdefault(k, []).append((alive, res))
+                    alive = alive[~bad]
+            if not per_node and not override_positions:
+                need = num_to_find - found_count
+                if alive.size >= need:
+                    found.append(alive[:need])
+                    found_count += need
+                    processed = int(alive[need - 1]) + 1
+                    break
+                found.append(alive)
+                found_count += alive.size
+                continue
+            walked: list[int] = []
+            stop = False
+            for i in range(lo, min(count, lo + chunk)):
                 pos = int(candidates[i])
                 if pos in override_positions and per_node_override is not None:
                     status = per_node_override(pos)
                     if status.code == Code.ERROR:
-                        return FilterOutcome(np.zeros(0, np.int64), i + 1, np.zeros(0, np.int64), np.zeros(0, np.int8), [], lambda _i: (), status)
+                        return self._filter_error(status.plugin or "Filter", RuntimeError(status.message), started)
                     if status.success:
                         fail_at[i] = sentinel
                         codes[i] = 0
-                        found.append(i)
+                        walked.append(i)
                     else:
                         fail_at[i] = -1
                         codes[i] = int(status.code)
@@ -374,11 +388,16 @@ class Framework:
                             per_node_status[i] = status.with_plugin(entry.name)
                             break
                     if fail_at[i] == sentinel:
-                        found.append(i)
-                if len(found) >= num_to_find:
+                        walked.append(i)
+                if found_count + len(walked) >= num_to_find:
                     processed = i + 1
+                    stop = True
                     break
-            feasible_idx = np.asarray(found, dtype=np.int64)
+            found.append(np.asarray(walked, dtype=np.int64))
+            found_count += len(walked)
+            if stop:
+                break
+        feasible_idx = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
         failed_idx = np.flatnonzero(fail_at[:processed] != sentinel)
         plugin_names = [e.name for e in entries]
 
@@ -386,9 +405,11 @@ class Framework:
             i = int(failed_idx[j])
             if i in per_node_status:
                 return per_node_status[i].reasons
-            k = int(fail_at[i])
-            alive_k, res = batch_results[k]
-            return tuple(res.reasons(int(np.searchsorted(alive_k, i))))
+            for judged, res in batch_results[int(fail_at[i])]:
+                at = int(np.searchsorted(judged, i))
+                if at < len(judged) and int(judged[at]) == i:
+                    return tuple(res.reasons(at))
+            return ()
 
         failed_plugins = [
             per_node_status[int(i)].plugin if int(i) in per_node_status else plugin_names[int(fail_at[i])] for i in failed_idx

@@ -119,3 +119,38 @@ def test_normalize_weights_and_range_check() -> None:
     out = fwk.run_score(CycleState(), make_pod("p"), np.arange(2, dtype=np.int64))
     assert out.error is not None
     assert out.error.message == "plugin 'Bad' returns an invalid score 101, it should in the range of [0, 100] after normalizing"
+
+
+@pytest.mark.parametrize("per_node_second", [False, True], ids=["all-batch", "mixed"])
+@pytest.mark.parametrize("to_find", [1, 300, 2999, 5000], ids=lambda k: f"find-{k}")
+def test_chunked_filter_equals_a_sequential_walk(per_node_second: bool, to_find: int) -> None:
+    # Large clusters are filtered in chunks; the result must equal upstream's sequential walk.
+    import random
+
+    rng = random.Random(to_find)
+    n = 3000
+    first = {f"n{i}": (Code.UNSCHEDULABLE, "first") for i in range(n) if rng.random() < 0.3}
+    second = {f"n{i}": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "second") for i in range(n) if rng.random() < 0.3}
+    a = BatchFailFilter("A", first)
+    b = (FailFilter if per_node_second else BatchFailFilter)("B", second)
+    fwk = build(profile(filters=["A", "B"]), a, b, nodes=n)
+    order = np.asarray(rng.sample(range(n), n), dtype=np.int64)
+    out = fwk.find_feasible(CycleState(), make_pod("p"), order, to_find)
+    want_feasible: list[int] = []
+    want_failed: dict[str, str] = {}
+    visited = n
+    for i, pos in enumerate(order):
+        name = f"n{int(pos)}"
+        if name in first:
+            want_failed[name] = "A"
+        elif name in second:
+            want_failed[name] = "B"
+        else:
+            want_feasible.append(int(pos))
+        if len(want_feasible) == to_find:
+            visited = i + 1
+            break
+    assert [int(p) for p in out.feasible] == want_feasible
+    assert out.processed == visited
+    assert {k: v.plugin for k, v in out.statuses(fwk.handle.snapshot).items()} == want_failed
+    assert all(s.reasons == (("first",) if s.plugin == "A" else ("second",)) for s in out.statuses(fwk.handle.snapshot).values())
