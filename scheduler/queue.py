@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from scheduler.api.objects import Pod
 from scheduler.framework.nodeinfo import PodInfo

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 
@@ -89,7 +89,7 @@ def timestamp(value: Any, path: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
         return moment.timestamp()
     if not isinstance(value, str):
         fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {value!r}")
@@ -103,10 +103,10 @@ def parse_time(text: str, path: str) -> float:
     except ValueError:
         fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {text!r}")
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 
 def format_time(seconds: float) -> str:
     """Render seconds since the epoch as RFC 3339 in UTC, as the API server writes times."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
 
@@ -107,15 +108,15 @@ class NodeInfo:
     """One node's state. Resource totals are read from the snapshot's arrays, never copied."""
 
     __slots__ = (
+        "_detached",
+        "_position",
+        "_snapshot",
+        "generation",
         "node",
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
         "used_ports",
-        "generation",
-        "_snapshot",
-        "_position",
-        "_detached",
     )
 
     def __init__(self, node: Node, snapshot: Snapshot | None = None, position: int = -1) -> None:

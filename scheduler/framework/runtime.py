@@ -10,8 +10,9 @@ at least one Bind are required; score weights default to 1 and must not overflow
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -214,7 +215,7 @@ class Framework:
     def run_pre_enqueue(self, pod: Pod) -> Status:
         """PreEnqueue: the first non-Success status gates the pod."""
         for entry in self.points["pre_enqueue"]:
-            status = _guard(lambda: entry.plugin.pre_enqueue(pod))
+            status = _guard(entry.plugin.pre_enqueue, pod)
             if not status.success:
                 return status.with_plugin(entry.name)
         return Status()
@@ -232,7 +233,7 @@ class Framework:
         restricting: list[str] = []
         final = Status()
         for entry in self.points["pre_filter"]:
-            res, status = _guard_pair(lambda: entry.plugin.pre_filter(state, pod, nodes))
+            res, status = _guard_pair(entry.plugin.pre_filter, state, pod, nodes)
             if status.code == Code.SKIP:
                 state.skip_filter_plugins.add(entry.name)
                 continue
@@ -265,7 +266,7 @@ class Framework:
         for entry in self.points["filter"]:
             if entry.name in state.skip_filter_plugins:
                 continue
-            status = _guard(lambda: entry.plugin.filter(state, pod, node_info))
+            status = _guard(entry.plugin.filter, state, pod, node_info)
             if not status.success:
                 status.with_plugin(entry.name)
                 if status.code == Code.ERROR:
@@ -279,7 +280,7 @@ class Framework:
         for entry in self.points["pre_filter"]:
             if entry.extensions is None or entry.name in state.skip_filter_plugins:
                 continue
-            status = _guard(lambda: entry.extensions.add_pod(state, pod, to_add, node_info))
+            status = _guard(entry.extensions.add_pod, state, pod, to_add, node_info)
             if not status.success:
                 return error(f"running AddPod on PreFilter plugin {entry.name!r}: {status.message}")
         return Status()
@@ -289,7 +290,7 @@ class Framework:
         for entry in self.points["pre_filter"]:
             if entry.extensions is None or entry.name in state.skip_filter_plugins:
                 continue
-            status = _guard(lambda: entry.extensions.remove_pod(state, pod, to_remove, node_info))
+            status = _guard(entry.extensions.remove_pod, state, pod, to_remove, node_info)
             if not status.success:
                 return error(f"running RemovePod on PreFilter plugin {entry.name!r}: {status.message}")
         return Status()
@@ -335,7 +336,7 @@ class Framework:
                     continue
                 try:
                     res = entry.plugin.filter_batch(state, pod, snapshot, candidates[alive])
-                except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an Error status
+                except Exception as exc:
                     return self._filter_error(entry.name, exc, started)
                 bad = res.codes != 0
                 if bad.any():
@@ -379,7 +380,7 @@ class Framework:
                         if k >= limit:
                             break
                         entry = entries[k]
-                        status = _guard(lambda: entry.plugin.filter(state, pod, infos[pos]))
+                        status = _guard(entry.plugin.filter, state, pod, infos[pos])
                         if status.code == Code.ERROR:
                             return self._filter_error(entry.name, RuntimeError(status.message), started)
                         if not status.success:
@@ -438,7 +439,7 @@ class Framework:
         messages: list[str] = []
         nominated: str | None = None
         for entry in self.points["post_filter"]:
-            node, status = _guard_pair(lambda: entry.plugin.post_filter(state, pod, statuses))
+            node, status = _guard_pair(entry.plugin.post_filter, state, pod, statuses)
             status.with_plugin(entry.name)
             if status.success or status.code == Code.ERROR:
                 final, nominated = status, node
@@ -461,7 +462,7 @@ class Framework:
         started = time.perf_counter()
         infos = NodeList(snapshot, positions)
         for entry in self.points["pre_score"]:
-            status = _guard(lambda: entry.plugin.pre_score(state, pod, infos))
+            status = _guard(entry.plugin.pre_score, state, pod, infos)
             if status.code == Code.SKIP:
                 state.skip_score_plugins.add(entry.name)
             elif not status.success:
@@ -486,7 +487,7 @@ class Framework:
                     status = entry.extensions.normalize_score(state, pod, raw)
                     if not status.success:
                         return self._score_error(positions, f"running Normalize on Score plugin {entry.name!r}: {status.message}")
-            except Exception as exc:  # noqa: BLE001 - a plugin's failure becomes an Error status
+            except Exception as exc:
                 return self._score_error(positions, f"running Score plugin {entry.name!r}: {exc}")
             if raw.size and (int(raw.max()) > MAX_NODE_SCORE or int(raw.min()) < MIN_NODE_SCORE):
                 bad = int(raw.max()) if int(raw.max()) > MAX_NODE_SCORE else int(raw.min())
@@ -508,7 +509,7 @@ class Framework:
     def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
         """Reserve in order; the first failure is returned (the caller unreserves)."""
         for entry in self.points["reserve"]:
-            status = _guard(lambda: entry.plugin.reserve(state, pod, node))
+            status = _guard(entry.plugin.reserve, state, pod, node)
             if not status.success:
                 return status.with_plugin(entry.name)
         return Status()
@@ -518,7 +519,7 @@ class Framework:
         for entry in reversed(self.points["reserve"]):
             try:
                 entry.plugin.unreserve(state, pod, node)
-            except Exception:  # noqa: BLE001 - unreserve must not stop the others
+            except Exception:
                 continue
 
     def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
@@ -527,7 +528,7 @@ class Framework:
         for entry in self.points["permit"]:
             try:
                 status, timeout = entry.plugin.permit(state, pod, node)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return error(f"running Permit plugin {entry.name!r}: {exc}").with_plugin(entry.name), {}
             if status.code == Code.WAIT:
                 waits[entry.name] = min(float(timeout), 15 * 60.0)
@@ -540,7 +541,7 @@ class Framework:
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         """PreBind in order."""
         for entry in self.points["pre_bind"]:
-            status = _guard(lambda: entry.plugin.pre_bind(state, pod, node))
+            status = _guard(entry.plugin.pre_bind, state, pod, node)
             if not status.success:
                 return status.with_plugin(entry.name)
         return Status()
@@ -548,7 +549,7 @@ class Framework:
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         """Bind: the first plugin that does not Skip decides."""
         for entry in self.points["bind"]:
-            status = _guard(lambda: entry.plugin.bind(state, pod, node))
+            status = _guard(entry.plugin.bind, state, pod, node)
             if status.code == Code.SKIP:
                 continue
             return status.with_plugin(entry.name)
@@ -559,24 +560,24 @@ class Framework:
         for entry in self.points["post_bind"]:
             try:
                 entry.plugin.post_bind(state, pod, node)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 continue
 
 
-def _guard(call: Callable[[], Status]) -> Status:
+def _guard(call: Callable[..., Status], *args: Any) -> Status:
     try:
-        status = call()
-    except Exception as exc:  # noqa: BLE001 - plugin exceptions become Error statuses
+        status = call(*args)
+    except Exception as exc:
         return error(exc)
     if not isinstance(status, Status):
         return error(f"plugin returned {status!r} instead of a Status")
     return status
 
 
-def _guard_pair(call: Callable[[], tuple[Any, Status]]) -> tuple[Any, Status]:
+def _guard_pair(call: Callable[..., tuple[Any, Status]], *args: Any) -> tuple[Any, Status]:
     try:
-        value, status = call()
-    except Exception as exc:  # noqa: BLE001
+        value, status = call(*args)
+    except Exception as exc:
         return None, error(exc)
     if not isinstance(status, Status):
         return None, error(f"plugin returned {status!r} instead of a Status")

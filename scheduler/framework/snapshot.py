@@ -8,8 +8,8 @@ Indexes derived from node labels, taints and images are cached per `node_generat
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Callable, Mapping, overload
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -318,7 +318,7 @@ class Snapshot:
         arr = self._alloc if which == "allocatable" else self._req
         row = arr[pos]
         scalars = {
-            name: int(row[col]) for name, col in self._column.items() if col >= len(FIXED_COLUMNS) and (row[col] or which == "allocatable" and name in self.node_infos[pos].node.allocatable)
+            name: int(row[col]) for name, col in self._column.items() if col >= len(FIXED_COLUMNS) and (row[col] or (which == "allocatable" and name in self.node_infos[pos].node.allocatable))
         }
         return Resource(
             milli_cpu=int(row[0]),
