@@ -1,0 +1,219 @@
+"""`python -m scheduler simulate` and `python -m scheduler bench` (DESIGN sections 5 and 7)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from scheduler.api.fields import FieldError, parse_time
+from scheduler.api.loader import ClusterObjects, LoadError, load_cluster
+from scheduler.clock import VirtualClock
+from scheduler.cluster.simulated import SimulatedCluster
+from scheduler.config.features import FeatureGateError, FeatureGates, parse_feature_gates
+from scheduler.config.loader import ConfigError, default_config, load_config
+from scheduler.framework.runtime import FrameworkError
+from scheduler.plugins.registry import new_registry
+from scheduler.records import AttemptRecord
+from scheduler.scheduler import Scheduler
+
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(ValueError):
+    """Bad command-line input; exits 2 with the message."""
+
+
+@dataclass(slots=True)
+class ScoresSpec:
+    """How much of scores/totals to print: all, none or the top N nodes."""
+
+    mode: str
+    top: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> ScoresSpec:
+        """Parse `all`, `none` or `top:N`."""
+        if text in ("all", "none"):
+            return cls(text)
+        if text.startswith("top:"):
+            try:
+                n = int(text[4:])
+            except ValueError:
+                n = -1
+            if n > 0:
+                return cls("top", n)
+        raise UsageError(f"--scores: invalid value {text!r}; valid: all, none, top:N with N > 0")
+
+
+def _build(args: argparse.Namespace, objs: ClusterObjects, now: float, keep_records: bool = True) -> Scheduler:
+    config = load_config(args.config) if args.config else default_config()
+    gates = parse_feature_gates(args.feature_gates or "")
+    clock = VirtualClock(now)
+    cluster = SimulatedCluster.from_objects(objs, clock)
+    if getattr(args, "faults", None):
+        from scheduler.cluster.faults import FaultConfigError, load_faults
+
+        try:
+            cluster.faults = load_faults(args.faults)
+        except FaultConfigError as exc:
+            raise UsageError(f"--faults: {exc}") from exc
+    sched = Scheduler(config, cluster, clock, new_registry(), seed=args.seed, feature_gates=gates, keep_records=keep_records)
+    return sched
+
+
+def _now(text: str | None) -> float:
+    if not text:
+        return time.time()
+    try:
+        return parse_time(text, "--now")
+    except FieldError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run `simulate`: schedule the cluster's pending pods on a virtual clock and report."""
+    scores = ScoresSpec.parse(args.scores)
+    if args.debug_scores < 0:
+        raise UsageError(f"--debug-scores: invalid value {args.debug_scores}; must be 0 or more")
+    now = _now(args.now)
+    objs = load_cluster(args.cluster)
+    for warning in objs.warnings:
+        print(warning, file=err)
+    sched = _build(args, objs, now)
+    started = time.perf_counter()
+    sched.start()
+    sched.run()
+    elapsed = time.perf_counter() - started
+    if args.output == "table":
+        write_table(sched, scores, args.debug_scores, out)
+    else:
+        json.dump(result_json(sched, scores, objs, elapsed), out, indent=2)
+        out.write("\n")
+    return 0
+
+
+def record_json(record: AttemptRecord, scores: ScoresSpec) -> dict[str, Any]:
+    """One attempt as DESIGN section 5 writes it."""
+    top = scores.top if scores.mode == "top" else None
+    return {
+        "pod": record.pod,
+        "profile": record.profile,
+        "attempt": record.attempt,
+        "outcome": record.outcome,
+        "node": record.node,
+        "nominatedNode": record.nominated_node,
+        "victims": list(record.victims),
+        "message": record.message,
+        "filter": record.filter_failures(),
+        "scores": {} if scores.mode == "none" else record.scores(top),
+        "totals": {} if scores.mode == "none" else record.totals(top),
+    }
+
+
+def result_json(sched: Scheduler, scores: ScoresSpec, objs: ClusterObjects, elapsed: float) -> dict[str, Any]:
+    """The whole `simulate --output json` document."""
+    cluster = sched.cluster
+    pods: dict[str, Any] = {}
+    for pod in objs.pods:
+        live = cluster.pods.get(pod.uid)
+        if live is None:
+            gone = cluster.deleted.get(pod.uid, pod)
+            pods[pod.key] = {"node": gone.node_name or None, "phase": "Deleted", "nominatedNode": None, "annotations": dict(gone.annotations)}
+            continue
+        pods[pod.key] = {
+            "node": live.node_name or None,
+            "phase": live.phase,
+            "nominatedNode": live.nominated_node_name or None,
+            "annotations": dict(live.annotations),
+        }
+    attempted = {r.uid for r in sched.records}
+    return {
+        "results": [record_json(r, scores) for r in sched.records],
+        "weights": {name: dict(fwk.weights) for name, fwk in sched.profiles.items()},
+        "pods": pods,
+        "reservations": {},
+        "metrics": sched.metrics.as_json(),
+        "stats": {
+            "pods": len(attempted),
+            "attempts": len(sched.records),
+            "scheduling_seconds": round(elapsed, 6),
+            "pods_per_second": round(sched.scheduled_count / elapsed, 1) if elapsed > 0 else 0.0,
+        },
+    }
+
+
+def write_table(sched: Scheduler, scores: ScoresSpec, debug_scores: int, out: TextIO) -> None:
+    """Readable tables: one line per attempt, its failures, and the top score table."""
+    top = scores.top if scores.mode == "top" else None
+    for r in sched.records:
+        where = r.node or r.nominated_node or "-"
+        out.write(f"{r.pod}  attempt {r.attempt}  [{r.profile}]  {r.outcome}  {where}\n")
+        if r.message:
+            out.write(f"  {r.message}\n")
+        for node, fail in sorted(r.filter_failures().items()):
+            out.write(f"  {node}: {fail['plugin']} {fail['code']}: {'; '.join(fail['reasons'])}\n")
+        if scores.mode != "none" and r.score_outcome is not None and r.score_outcome.plugins:
+            rows = r.top_rows(debug_scores if debug_scores > 0 else (top or len(r.score_outcome.positions)))
+            if rows:
+                out.write(render_score_table(r.pod, rows, r.score_outcome.plugins))
+        out.write("\n")
+
+
+def render_score_table(pod: str, rows: list[dict[str, Any]], plugins: list[str]) -> str:
+    """A markdown table `| # | Pod | Node | Score | <plugins> |`, numbers right-aligned."""
+    header = ["#", "Pod", "Node", "Score", *plugins]
+    body = [[str(i), pod, row["node"], str(row["total"]), *(str(row["plugins"][p]) for p in plugins)] for i, row in enumerate(rows)]
+    widths = [max(len(header[c]), *(len(b[c]) for b in body)) for c in range(len(header))]
+    numeric = {0, 3, *range(4, len(header))}
+
+    def line(cells: list[str]) -> str:
+        parts = [c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(cells)]
+        return "| " + " | ".join(parts) + " |\n"
+
+    sep = "|" + "|".join(("-" * (widths[i] + 1) + ":") if i in numeric else ("-" * (widths[i] + 2)) for i in range(len(header))) + "|\n"
+    return line(header) + sep + "".join(line(b) for b in body)
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Entry point of `python -m scheduler`."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = argparse.ArgumentParser(prog="python -m scheduler", description="schedconsole's scheduling engine")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sim = sub.add_parser("simulate", help="schedule the pending pods of cluster files on a virtual clock")
+    sim.add_argument("--cluster", action="append", required=True, help="YAML/JSON file or folder (repeatable)")
+    sim.add_argument("--config", help="KubeSchedulerConfiguration file")
+    sim.add_argument("--now", help="the virtual clock's start, RFC 3339 (default: now)")
+    sim.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
+    sim.add_argument("--output", choices=("json", "table"), default="json")
+    sim.add_argument("--scores", default="all", help="all, none or top:N")
+    sim.add_argument("--debug-scores", type=int, default=0, help="top-N score table per attempt")
+    sim.add_argument("--feature-gates", default="", help="A=true,B=false")
+    sim.add_argument("--faults", help="YAML file of API faults to inject (fail or delay chosen calls)")
+    bench = sub.add_parser("bench", help="measure scheduling throughput on a scheduler_perf-shaped workload")
+    from scheduler.bench import add_arguments
+
+    add_arguments(bench)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "simulate":
+            return simulate(args, out, err)
+        from scheduler.bench import run_bench
+
+        return run_bench(args, out, err)
+    except (LoadError, ConfigError, FrameworkError, FeatureGateError, UsageError) as exc:
+        print(f"error: {exc}", file=err)
+        return EXIT_BAD_INPUT
+
+
+def peak_rss_mb() -> float:
+    """The process's peak resident set size in MiB."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+__all__ = ["FeatureGates", "main", "peak_rss_mb", "render_score_table"]

@@ -1,0 +1,1 @@
+"""Cluster backends: the in-memory simulated cluster and (later) a real one through `kubernetes`."""

@@ -1,0 +1,245 @@
+"""An in-memory cluster with the operations a scheduler uses, driven by a (virtual) clock.
+
+Changes are delivered to watchers synchronously, in order, as informer events would be.
+Objects are replaced, never mutated, so a plugin holding an old object keeps a consistent view.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.api.fields import format_time
+from scheduler.api.loader import ClusterObjects
+from scheduler.api.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from scheduler.clock import Clock
+from scheduler.cluster.faults import FaultDecision, FaultInjector
+
+
+class APIError(RuntimeError):
+    """An API call the cluster refused or failed (real or injected)."""
+
+    reason = "InternalError"
+
+
+class NotFoundError(APIError):
+    """The object the call names does not exist (`apierrors.IsNotFound`)."""
+
+    reason = "NotFound"
+
+
+def api_error(message: str, reason: str = "InternalError") -> APIError:
+    """The APIError subclass for a Kubernetes status reason."""
+    err: APIError = NotFoundError(message) if reason == "NotFound" else APIError(message)
+    err.reason = reason
+    return err
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One change: kind (Pod, Node, ...), type (ADDED, MODIFIED, DELETED), old and new objects."""
+
+    kind: str
+    type: str
+    old: Any
+    new: Any
+
+
+@dataclass(slots=True)
+class RecordedEvent:
+    """A Kubernetes Event the scheduler emitted (Scheduled, FailedScheduling, Preempted)."""
+
+    at: float
+    type: str
+    reason: str
+    object: str
+    message: str
+
+
+@dataclass(slots=True)
+class SimulatedCluster:
+    """Nodes, pods and the other objects scheduling reads, in memory."""
+
+    clock: Clock
+    nodes: dict[str, Node] = field(default_factory=dict)
+    pods: dict[str, Pod] = field(default_factory=dict)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
+    pdbs: dict[str, PodDisruptionBudget] = field(default_factory=dict)
+    extensions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    deleted: dict[str, Pod] = field(default_factory=dict)
+    events: list[RecordedEvent] = field(default_factory=list)
+    record_events: bool = True
+    faults: FaultInjector | None = None
+    _watchers: list[Callable[[WatchEvent], None]] = field(default_factory=list)
+
+    @classmethod
+    def from_objects(cls, objs: ClusterObjects, clock: Clock) -> SimulatedCluster:
+        """A cluster holding the loaded objects (pods with a nodeName are bound and Running)."""
+        cluster = cls(clock=clock)
+        for ns in objs.namespaces:
+            cluster.namespaces[ns.name] = ns
+        for pc in objs.priority_classes:
+            cluster.priority_classes[pc.name] = pc
+        for pdb in objs.pdbs:
+            cluster.pdbs[f"{pdb.meta.namespace}/{pdb.name}"] = pdb
+        for node in objs.nodes:
+            cluster.nodes[node.name] = node
+        for pod in objs.pods:
+            if pod.node_name and pod.phase == "Pending":
+                pod = pod.with_changes(phase="Running", start_time=pod.start_time or clock.now())
+            cluster.pods[pod.uid] = pod
+            if pod.namespace not in cluster.namespaces:
+                cluster.namespaces[pod.namespace] = _implicit_namespace(pod.namespace)
+        cluster.extensions = {k: list(v) for k, v in objs.extensions.items()}
+        return cluster
+
+    # ----- fault injection ----------------------------------------------------------------
+    def _intercept(self, verb: str, pod: Pod) -> None:
+        """Apply an injected fault: a delay blocks the caller (virtual time), an error fails the call."""
+        if self.faults is None:
+            return
+        decision = self.faults.check(verb, pod.namespace, pod.name)
+        if decision is not None:
+            self.serve(decision)
+
+    def serve(self, decision: FaultDecision, wait: bool = True) -> None:
+        """Carry out a fault decision: wait (unless the caller waited already), then raise its error."""
+        if wait and decision.delay > 0:
+            if self.clock.virtual:
+                self.clock.advance_to(self.clock.now() + decision.delay)
+            else:
+                time.sleep(decision.delay)
+        if decision.error is not None:
+            raise api_error(decision.error, decision.reason)
+
+    # ----- watching ---------------------------------------------------------------------
+    def watch(self, handler: Callable[[WatchEvent], None]) -> None:
+        """Deliver every later change to handler."""
+        self._watchers.append(handler)
+
+    def _emit(self, event: WatchEvent) -> None:
+        for handler in list(self._watchers):
+            handler(event)
+
+    # ----- listers ----------------------------------------------------------------------
+    def list_nodes(self) -> list[Node]:
+        """All nodes in the order they were added."""
+        return list(self.nodes.values())
+
+    def list_pods(self) -> list[Pod]:
+        """All live pods in the order they were added."""
+        return list(self.pods.values())
+
+    def get_pod(self, uid: str) -> Pod | None:
+        """A live pod by uid."""
+        return self.pods.get(uid)
+
+    def list_pdbs(self, namespace: str | None = None) -> list[PodDisruptionBudget]:
+        """PodDisruptionBudgets, optionally of one namespace."""
+        return [p for p in self.pdbs.values() if namespace is None or p.meta.namespace == namespace]
+
+    def namespace_labels(self, name: str) -> dict[str, str]:
+        """A namespace's labels (with the automatic kubernetes.io/metadata.name)."""
+        ns = self.namespaces.get(name)
+        labels = dict(ns.meta.labels) if ns is not None else {}
+        labels.setdefault("kubernetes.io/metadata.name", name)
+        return labels
+
+    # ----- writes -----------------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        """Create or replace a node."""
+        old = self.nodes.get(node.name)
+        self.nodes[node.name] = node
+        self._emit(WatchEvent("Node", "MODIFIED" if old else "ADDED", old, node))
+
+    def delete_node(self, name: str) -> None:
+        """Delete a node."""
+        old = self.nodes.pop(name, None)
+        if old is not None:
+            self._emit(WatchEvent("Node", "DELETED", old, None))
+
+    def add_pod(self, pod: Pod) -> None:
+        """Create a pod."""
+        self._intercept("create", pod)
+        if pod.uid in self.pods:
+            raise api_error(f'pods "{pod.name}" already exists', "AlreadyExists")
+        self.pods[pod.uid] = pod
+        if pod.namespace not in self.namespaces:
+            self.namespaces[pod.namespace] = _implicit_namespace(pod.namespace)
+        self._emit(WatchEvent("Pod", "ADDED", None, pod))
+
+    def _replace(self, uid: str, **changes: Any) -> Pod:
+        old = self.pods.get(uid)
+        if old is None:
+            raise NotFoundError(f'pods "{uid}" not found')
+        new = old.with_changes(**changes)
+        self.pods[uid] = new
+        self._emit(WatchEvent("Pod", "MODIFIED", old, new))
+        return new
+
+    def bind(self, pod: Pod, node: str) -> None:
+        """Bind a pod to a node (`pods/binding`); the pod starts Running at once."""
+        self._intercept("bind", pod)
+        current = self.pods.get(pod.uid)
+        if current is None:
+            raise NotFoundError(f'pods "{pod.name}" not found')
+        if current.node_name:
+            raise APIError(f"pod {pod.key} is already assigned to node {current.node_name!r}")
+        if node not in self.nodes:
+            raise APIError(f"nodes {node!r} not found")
+        self._replace(pod.uid, node_name=node, phase="Running", start_time=self.clock.now(), nominated_node_name="")
+
+    def delete_pod(self, pod: Pod) -> None:
+        """Delete a pod."""
+        self._intercept("delete", pod)
+        old = self.pods.pop(pod.uid, None)
+        if old is None:
+            raise NotFoundError(f'pods "{pod.name}" not found')
+        self.deleted[old.uid] = old
+        self._emit(WatchEvent("Pod", "DELETED", old, None))
+
+    def set_nominated_node(self, pod: Pod, node: str) -> Pod:
+        """Patch status.nominatedNodeName ('' clears it)."""
+        self._intercept("patch", pod)
+        if pod.uid not in self.pods:
+            raise NotFoundError(f'pods "{pod.name}" not found')
+        return self._replace(pod.uid, nominated_node_name=node)
+
+    def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> Pod:
+        """Patch a status condition (replacing one of the same type)."""
+        self._intercept("patch", pod)
+        current = self.pods.get(pod.uid)
+        if current is None:
+            raise NotFoundError(f'pods "{pod.name}" not found')
+        stamped = {**condition, "lastTransitionTime": format_time(self.clock.now())}
+        conditions = [c for c in current.conditions if c.get("type") != condition.get("type")] + [stamped]
+        return self._replace(pod.uid, conditions=conditions)
+
+    def patch_annotations(self, pod: Pod, annotations: dict[str, str | None]) -> Pod:
+        """Merge-patch metadata.annotations (None removes a key)."""
+        self._intercept("patch", pod)
+        current = self.pods.get(pod.uid)
+        if current is None:
+            raise NotFoundError(f'pods "{pod.name}" not found')
+        merged = dict(current.meta.annotations)
+        for key, value in annotations.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        meta = type(current.meta)(**{**{f: getattr(current.meta, f) for f in current.meta.__slots__}, "annotations": merged})
+        return self._replace(pod.uid, meta=meta)
+
+    def record(self, type_: str, reason: str, obj: str, message: str) -> None:
+        """Record a Kubernetes Event."""
+        if self.record_events:
+            self.events.append(RecordedEvent(self.clock.now(), type_, reason, obj, message))
+
+
+def _implicit_namespace(name: str) -> Namespace:
+    from scheduler.api.objects import parse_namespace
+
+    return parse_namespace({"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}})

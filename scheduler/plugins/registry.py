@@ -1,0 +1,51 @@
+"""The in-tree plugin registry: one explicit map from plugin name to factory."""
+
+from __future__ import annotations
+
+from scheduler.framework.interface import PluginFactory
+from scheduler.plugins import (
+    defaultbinder,
+    defaultpreemption,
+    imagelocality,
+    nodeaffinity,
+    nodename,
+    nodeports,
+    nodeunschedulable,
+    queuesort,
+    schedulinggates,
+    tainttoleration,
+)
+from scheduler.plugins.interpodaffinity import plugin as interpodaffinity
+from scheduler.plugins.noderesources import balanced_allocation, fit
+from scheduler.plugins.podtopologyspread import plugin as podtopologyspread
+
+IN_TREE: dict[str, PluginFactory] = {
+    schedulinggates.NAME: schedulinggates.new,
+    queuesort.NAME: queuesort.new,
+    nodeunschedulable.NAME: nodeunschedulable.new,
+    nodename.NAME: nodename.new,
+    tainttoleration.NAME: tainttoleration.new,
+    nodeaffinity.NAME: nodeaffinity.new,
+    nodeports.NAME: nodeports.new,
+    fit.NAME: fit.new,
+    podtopologyspread.NAME: podtopologyspread.new,
+    interpodaffinity.NAME: interpodaffinity.new,
+    defaultpreemption.NAME: defaultpreemption.new,
+    balanced_allocation.NAME: balanced_allocation.new,
+    imagelocality.NAME: imagelocality.new,
+    defaultbinder.NAME: defaultbinder.new,
+}
+
+
+class DuplicatePluginError(ValueError):
+    """A plugin name registered twice."""
+
+
+def new_registry(*extra: tuple[str, PluginFactory]) -> dict[str, PluginFactory]:
+    """The in-tree plugins plus out-of-tree ones; a name may be registered only once."""
+    registry = dict(IN_TREE)
+    for name, factory in extra:
+        if name in registry:
+            raise DuplicatePluginError(f"a plugin named {name} already exists")
+        registry[name] = factory
+    return registry

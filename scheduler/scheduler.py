@@ -1,0 +1,768 @@
+"""The scheduler: one queue and one cache for all profiles, a framework per profile (KEP-1451).
+
+`schedule_one` is kube-scheduler's scheduling cycle (PreFilter, Filter with nominated pods,
+PostFilter, Score, host selection, assume, Reserve, Permit); the binding cycle (waiting at
+Permit, PreBind, Bind, PostBind) runs after it as a separate task, and a failure there
+unreserves, forgets the assumed pod and requeues it. `run` drives everything on the clock:
+with a virtual clock it advances time to the next backoff expiry or Permit timeout instead
+of sleeping, and stops when no pod can make further progress.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scheduler.api.objects import Node, Pod
+from scheduler.cache import Cache
+from scheduler.clock import Clock
+from scheduler.cluster.simulated import APIError, WatchEvent
+from scheduler.framework.interface import PluginFactory, WaitingPod
+from scheduler.framework.nodeinfo import NodeInfo
+from scheduler.framework.runtime import FilterOutcome, Framework, ScoreOutcome
+from scheduler.framework.snapshot import Snapshot
+from scheduler.framework.types import (
+    FORCE_ACTIVATE,
+    ActionType,
+    ClusterEvent,
+    Code,
+    CycleState,
+    QueuedPodInfo,
+    Status,
+    error,
+)
+from scheduler.metrics import Metrics
+from scheduler.preemption.evaluator import NOMINATING_KEY, VICTIMS_KEY
+from scheduler.queue import SchedulingQueue
+from scheduler.records import AttemptRecord
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODE_AVAILABLE = "0/{} nodes are available"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (`numFeasibleNodesToFind`)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    found = num_all_nodes * pct // 100
+    return max(found, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def fit_error_message(num_all_nodes: int, pre_filter_msg: str, statuses: Mapping[str, Any], post_filter_msg: str) -> str:
+    """kube-scheduler's FitError text: a sorted histogram of reasons, then PostFilter's message."""
+    msg = NO_NODE_AVAILABLE.format(num_all_nodes) + ":"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        counts: dict[str, int] = {}
+        for status in statuses.values():
+            for reason in status["reasons"]:
+                counts[reason] = counts.get(reason, 0) + 1
+        parts = sorted(f"{v} {k}" for k, v in counts.items())
+        if parts:
+            msg += f" {', '.join(parts)}."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}."
+    return msg
+
+
+class NodeStatusReader:
+    """Each node's Filter status for PostFilter (`NodeToStatusReader`); nodes that passed get Success."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        self._entries = entries
+
+    def __call__(self, node_name: str) -> Status:
+        entry = self._entries.get(node_name)
+        if entry is None:
+            return Status()
+        return Status(Code[_CODE_KEYS[entry["code"]]], tuple(entry["reasons"]), entry["plugin"])
+
+    def names_with_code(self, code: Code) -> list[str]:
+        """The nodes whose status has this code (`NodesForStatusCode`, without absent nodes)."""
+        label = code.label
+        return [name for name, entry in self._entries.items() if entry["code"] == label]
+
+
+@dataclass(slots=True, eq=False)
+class WaitingPodImpl:
+    """A pod held at Permit until every waiting plugin allows it, one rejects it, or time runs out."""
+
+    pod: Pod
+    node: str
+    pending: dict[str, float]
+    on_done: Callable[[Status], None]
+    timeouts: dict[str, float] = field(default_factory=dict)
+    done: bool = False
+
+    def allow(self, plugin: str) -> None:
+        """Approve for one plugin; the last approval releases the pod."""
+        if self.done:
+            return
+        self.pending.pop(plugin, None)
+        if not self.pending:
+            self.done = True
+            self.on_done(Status())
+
+    def reject(self, plugin: str, message: str) -> None:
+        """Reject the pod."""
+        if self.done:
+            return
+        self.done = True
+        self.on_done(Status(Code.UNSCHEDULABLE, (message,), plugin))
+
+    def pending_plugins(self) -> list[str]:
+        """Plugins that have not allowed the pod yet."""
+        return sorted(self.pending)
+
+
+class ProfileHandle:
+    """The handle each profile's plugins receive."""
+
+    def __init__(self, scheduler: Scheduler, profile_name: str) -> None:
+        self._scheduler = scheduler
+        self.snapshot: Snapshot = scheduler.snapshot
+        self.profile_name = profile_name
+        self.framework: Framework | None = None
+
+    def now(self) -> float:
+        """The scheduler's clock."""
+        return self._scheduler.clock.now()
+
+    def cluster(self) -> Any:
+        """The cluster backend."""
+        return self._scheduler.cluster
+
+    def waiting_pods(self) -> list[WaitingPod]:
+        """Pods held at Permit."""
+        return [w for w in self._scheduler.waiting.values()]
+
+    def get_waiting_pod(self, uid: str) -> WaitingPodImpl | None:
+        """A pod held at Permit, by uid."""
+        return self._scheduler.waiting.get(uid)
+
+    def activate(self, pods: list[Pod]) -> None:
+        """Move pods to activeQ."""
+        self._scheduler.queue.activate(pods)
+
+    @property
+    def queue(self) -> SchedulingQueue:
+        """The shared scheduling queue (nominated pods live there)."""
+        return self._scheduler.queue
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The scheduler itself, for plugins that drive asynchronous work (preemption)."""
+        return self._scheduler
+
+
+class Scheduler:
+    """Schedules the pending pods of a cluster with one or more profiles."""
+
+    def __init__(
+        self,
+        config: Any,
+        cluster: Any,
+        clock: Clock,
+        registry: Mapping[str, PluginFactory],
+        seed: int | None = None,
+        feature_gates: Any = None,
+        keep_records: bool = True,
+    ) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.clock = clock
+        self.feature_gates = feature_gates
+        self.snapshot = Snapshot()
+        self.cache = Cache(self.snapshot)
+        self.metrics = Metrics()
+        self.rng = random.Random(seed)
+        self.next_start_index = 0
+        self.waiting: dict[str, WaitingPodImpl] = {}
+        self._timers: list[tuple[float, str, str]] = []
+        self.tasks: deque[Callable[[], None]] = deque()
+        # Tasks due at a later (virtual) moment: asynchronous API calls an injected fault delays.
+        self._delayed: list[tuple[float, int, Callable[[], None]]] = []
+        self._delayed_seq = itertools.count()
+        self._popped = False
+        self.listeners: list[Callable[[AttemptRecord], None]] = []
+        self.records: list[AttemptRecord] = []
+        self.keep_records = keep_records
+        self.profiles: dict[str, Framework] = {}
+        for profile in config.profiles:
+            handle = ProfileHandle(self, profile.scheduler_name)
+            fwk = Framework.build(profile, registry, handle, self.metrics)
+            handle.framework = fwk
+            self.profiles[profile.scheduler_name] = fwk
+        first = next(iter(self.profiles.values()))
+        pop_from_backoff = True
+        if feature_gates is not None:
+            pop_from_backoff = bool(feature_gates.enabled("SchedulerPopFromBackoffQ"))
+        self.queue = SchedulingQueue(
+            less=first.less,
+            pre_enqueue=self._pre_enqueue,
+            interested=self._interested,
+            now=clock.now,
+            initial_backoff=float(config.pod_initial_backoff_seconds),
+            max_backoff=float(config.pod_max_backoff_seconds),
+            pop_from_backoff=pop_from_backoff,
+        )
+        self._register_events()
+        self.first_pop_at: float | None = None
+        self.last_bound_at: float | None = None
+        self.scheduled_count = 0
+        self.attempt_count = 0
+
+    # ----- startup and events --------------------------------------------------------------
+    def _register_events(self) -> None:
+        self._events_by_plugin: dict[str, list[ClusterEvent]] = {}
+        for fwk in self.profiles.values():
+            for event, plugin in fwk.events:
+                self._events_by_plugin.setdefault(plugin, []).append(event)
+
+    def _interested(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        if event.label in ("UnschedulableTimeout", "ForceActivate", "WildCardEvent"):
+            return True
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            return True
+        for plugin in rejectors:
+            for registered in self._events_by_plugin.get(plugin, ()):
+                if registered.matches(event):
+                    return True
+        return False
+
+    def _pre_enqueue(self, pod: Pod) -> Status:
+        fwk = self.profiles.get(pod.scheduler_name)
+        return fwk.run_pre_enqueue(pod) if fwk is not None else Status()
+
+    def start(self) -> None:
+        """Load the cluster's current state (the informers' initial list) and watch it."""
+        for node in self.cluster.list_nodes():
+            self.cache.add_node(node)
+        self.snapshot.namespaces = {name: self.cluster.namespace_labels(name) for name in self.cluster.namespaces}
+        for pod in self.cluster.list_pods():
+            if pod.node_name:
+                self.cache.add_pod(pod)
+        for pod in self.cluster.list_pods():
+            if not pod.node_name and self._responsible_for(pod) and not pod.terminating:
+                self.queue.add(pod)
+        self.cluster.watch(self.on_event)
+        self._update_pending()
+
+    def _responsible_for(self, pod: Pod) -> bool:
+        return pod.scheduler_name in self.profiles
+
+    def on_event(self, event: WatchEvent) -> None:
+        """Apply one cluster change to the cache and the queue."""
+        if event.kind == "Pod":
+            self._on_pod(event)
+        elif event.kind == "Node":
+            self._on_node(event)
+        elif event.kind == "Namespace" and event.new is not None:
+            self.snapshot.namespaces[event.new.name] = self.cluster.namespace_labels(event.new.name)
+
+    def _on_pod(self, event: WatchEvent) -> None:
+        old: Pod | None = event.old
+        new: Pod | None = event.new
+        if event.type == "DELETED":
+            assert old is not None
+            if old.node_name or self.cache.is_assumed(old.uid):
+                self.cache.remove_pod(old)
+                self.queue.move_all(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"))
+            waiting = self.waiting.get(old.uid)
+            if waiting is not None:
+                waiting.reject("", "pod was deleted while waiting at Permit")
+            self.queue.delete(old)
+            return
+        assert new is not None
+        if new.node_name:
+            if old is None or not old.node_name:
+                self.cache.add_pod(new)
+                self.queue.delete_nominated(new)
+                self.queue.move_all(ClusterEvent("Pod", ActionType.ADD, "AssignedPodAdd"))
+            else:
+                self.cache.update_pod(old, new)
+                if old.labels != new.labels:
+                    self.queue.move_all(ClusterEvent("Pod", ActionType.UPDATE_POD_LABEL, "AssignedPodUpdate"))
+            return
+        if not self._responsible_for(new) or new.terminating:
+            return
+        if event.type == "ADDED":
+            self.queue.add(new)
+        else:
+            if new.nominated_node_name:
+                self.queue.add_nominated(new, new.nominated_node_name)
+            else:
+                self.queue.delete_nominated(new)
+            if self.queue.where(new.uid) is not None:
+                self.queue.update(new)
+
+    def _on_node(self, event: WatchEvent) -> None:
+        old: Node | None = event.old
+        new: Node | None = event.new
+        if event.type == "DELETED":
+            assert old is not None
+            self.cache.remove_node(old.name)
+            self.queue.move_all(ClusterEvent("Node", ActionType.DELETE, "NodeDelete"))
+            return
+        assert new is not None
+        self.cache.add_node(new)
+        if old is None:
+            self.queue.move_all(ClusterEvent("Node", ActionType.ADD, "NodeAdd"))
+            return
+        action = ActionType(0)
+        if old.allocatable != new.allocatable:
+            action |= ActionType.UPDATE_NODE_ALLOCATABLE
+        if old.labels != new.labels:
+            action |= ActionType.UPDATE_NODE_LABEL
+        if old.taints != new.taints or old.unschedulable != new.unschedulable:
+            action |= ActionType.UPDATE_NODE_TAINT
+        if old.annotations != new.annotations:
+            action |= ActionType.UPDATE_NODE_ANNOTATION
+        if action:
+            self.queue.move_all(ClusterEvent("Node", action, "NodeUpdate"))
+
+    # ----- the scheduling cycle ------------------------------------------------------------
+    def schedule_one(self) -> AttemptRecord | None:
+        """Pop one pod and run its scheduling cycle; None when nothing is runnable."""
+        qpi = self.queue.pop()
+        self._popped = qpi is not None
+        if qpi is None:
+            return None
+        if self.first_pop_at is None:
+            self.first_pop_at = time.perf_counter()
+        pod = qpi.pod
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None or pod.terminating or self.cache.is_assumed(pod.uid):
+            self.queue.done(pod.uid)
+            return None
+        if fwk.has("pre_enqueue"):
+            gate = fwk.run_pre_enqueue(pod)
+            if not gate.success:
+                # A pod taken straight from backoffQ skipped PreEnqueue (e.g. while its
+                # asynchronous preemption is still running): hold it again, uncounted.
+                qpi.attempts -= 1
+                self.queue.requeue_failed(qpi, {gate.plugin} if gate.plugin else set(), False)
+                self._update_pending()
+                return None
+        started = time.perf_counter()
+        self.attempt_count += 1
+        state = CycleState()
+        record = AttemptRecord(
+            at=self.clock.now(),
+            pod=pod.key,
+            uid=pod.uid,
+            profile=fwk.profile_name,
+            attempt=qpi.attempts,
+            outcome="Unschedulable",
+            num_all_nodes=self.snapshot.num_nodes,
+            names=self.snapshot.names,
+        )
+        node, rejectors, status = self._schedule_pod(fwk, state, pod, record)
+        if node is None:
+            self._handle_failure(fwk, state, qpi, status, rejectors, record, started)
+        else:
+            self._assume_reserve_permit(fwk, state, qpi, node, record, started)
+        self._publish(record)
+        return record
+
+    def _schedule_pod(
+        self, fwk: Framework, state: CycleState, pod: Pod, record: AttemptRecord
+    ) -> tuple[str | None, set[str], Status]:
+        """PreFilter, Filter and Score; returns the chosen node or the failure's status."""
+        snap = self.snapshot
+        if snap.num_nodes == 0:
+            return None, set(), Status(Code.UNSCHEDULABLE, ("no nodes available to schedule pods",))
+        t0 = time.perf_counter()
+        pre_result, pre_status, pre_rejectors = fwk.run_pre_filter(state, pod)
+        record.timings["PreFilter"] = time.perf_counter() - t0
+        if not pre_status.success:
+            if pre_status.code == Code.ERROR:
+                return None, set(), pre_status
+            reasons = list(pre_status.reasons)
+            record.pre_filter_statuses = {
+                name: {"plugin": pre_status.plugin, "code": pre_status.code.label, "reasons": reasons} for name in snap.names
+            }
+            return None, pre_rejectors, pre_status
+        t1 = time.perf_counter()
+        outcome = self._find_nodes_that_fit(fwk, state, pod, pre_result)
+        record.timings["Filter"] = time.perf_counter() - t1
+        record.filter_outcome = outcome
+        if outcome.error is not None:
+            return None, set(), outcome.error
+        feasible = outcome.feasible
+        record.feasible_nodes = len(feasible)
+        record.evaluated_nodes = len(feasible) + len(outcome.failed_positions)
+        if len(feasible) == 0:
+            rejectors = set(outcome.failed_plugins)
+            return None, rejectors, Status(Code.UNSCHEDULABLE, (), "")
+        if len(feasible) == 1:
+            return snap.names[int(feasible[0])], set(), Status()
+        t2 = time.perf_counter()
+        scores = fwk.run_score(state, pod, feasible)
+        record.timings["Score"] = time.perf_counter() - t2
+        if scores.error is not None:
+            return None, set(), scores.error
+        record.score_outcome = scores
+        return snap.names[int(self._select_host(scores))], set(), Status()
+
+    def _find_nodes_that_fit(self, fwk: Framework, state: CycleState, pod: Pod, pre_result: Any) -> FilterOutcome:
+        snap = self.snapshot
+        n = snap.num_nodes
+        nominated_here = self._nominated_positions(pod)
+        # A pod nominated by an earlier preemption tries its nominated node first.
+        if pod.nominated_node_name and pod.nominated_node_name in snap.position:
+            pos = snap.position[pod.nominated_node_name]
+            if pre_result is None or pre_result.node_names is None or pod.nominated_node_name in pre_result.node_names:
+                first = fwk.find_feasible(
+                    state, pod, np.asarray([pos], dtype=np.int64), 1,
+                    self._nominated_filter(fwk, state, pod), frozenset(nominated_here & {pos}),
+                )
+                if first.error is None and len(first.feasible):
+                    return first
+        order = snap.order
+        if self.next_start_index:
+            start = self.next_start_index % n
+            order = np.concatenate([order[start:], order[:start]])
+        if pre_result is not None and pre_result.node_names is not None:
+            allowed = np.zeros(n, dtype=np.bool_)
+            for name in pre_result.node_names:
+                p = snap.position.get(name)
+                if p is not None:
+                    allowed[p] = True
+            order = order[allowed[order]]
+        to_find = num_feasible_nodes_to_find(self._percentage(fwk), len(order))
+        outcome = fwk.find_feasible(
+            state, pod, order, to_find, self._nominated_filter(fwk, state, pod), frozenset(nominated_here)
+        )
+        if outcome.error is None and n:
+            self.next_start_index = (self.next_start_index + outcome.processed) % n
+        return outcome
+
+    def _percentage(self, fwk: Framework) -> int | None:
+        if fwk.percentage_of_nodes_to_score is not None:
+            return int(fwk.percentage_of_nodes_to_score)
+        pct = self.config.percentage_of_nodes_to_score
+        return None if pct is None else int(pct)
+
+    def _nominated_positions(self, pod: Pod) -> set[int]:
+        """Rows of nodes with pods nominated there of equal or higher priority than this pod."""
+        if not self.queue.nominated:
+            return set()
+        prio = pod.effective_priority
+        out = set()
+        for node, pods in self.queue.nominated.items():
+            if any(pi.pod.uid != pod.uid and pi.pod.effective_priority >= prio for pi in pods.values()):
+                pos = self.snapshot.position.get(node)
+                if pos is not None:
+                    out.add(pos)
+        return out
+
+    def _nominated_filter(self, fwk: Framework, state: CycleState, pod: Pod) -> Callable[[int], Status]:
+        def run(pos: int) -> Status:
+            return self.run_filter_with_nominated_pods(fwk, state, pod, self.snapshot.node_infos[pos])
+
+        return run
+
+    def run_filter_with_nominated_pods(self, fwk: Framework, state: CycleState, pod: Pod, info: NodeInfo) -> Status:
+        """Filter a node twice when pods of equal or higher priority are nominated to it:
+        once as if they were running there, once without (`RunFilterPluginsWithNominatedPods`)."""
+        # With phase hooks (frameworkext) the per-node filter runs them first, as Koordinator does.
+        run_filters = getattr(fwk, "run_hooked_filter", None) or fwk.run_filter_plugins
+        prio = pod.effective_priority
+        nominated = [
+            pi for pi in self.queue.nominated_pods_for_node(info.name) if pi.pod.uid != pod.uid and pi.pod.effective_priority >= prio
+        ]
+        if nominated:
+            state_with = state.clone()
+            info_with = info.clone()
+            for pi in nominated:
+                info_with.add_pod(pi)
+                status = fwk.run_pre_filter_add_pod(state_with, pod, pi, info_with)
+                if not status.success:
+                    return status
+            status = run_filters(state_with, pod, info_with)
+            if not status.success:
+                return status
+        return run_filters(state, pod, info)
+
+    def _select_host(self, scores: ScoreOutcome) -> int:
+        """The highest total; ties are broken uniformly at random (seeded)."""
+        totals = scores.totals
+        best = int(totals.max())
+        tied = np.flatnonzero(totals == best)
+        pick = tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]
+        return int(scores.positions[int(pick)])
+
+    # ----- failures ---------------------------------------------------------------------------
+    def _handle_failure(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        status: Status,
+        rejectors: set[str],
+        record: AttemptRecord,
+        started: float,
+    ) -> None:
+        pod = qpi.pod
+        is_error = status.code == Code.ERROR
+        nominated: str | None = None
+        if is_error:
+            record.message = status.message
+        else:
+            statuses = record.filter_failures()
+            pre_msg = status.message if record.pre_filter_statuses else ""
+            post_msg = ""
+            if fwk.has("post_filter"):
+                t0 = time.perf_counter()
+                nominated, post_status = fwk.run_post_filter(state, pod, NodeStatusReader(statuses))
+                record.timings["PostFilter"] = time.perf_counter() - t0
+                post_msg = "" if post_status.success else post_status.message
+                victims = state.get(VICTIMS_KEY)
+                if victims and nominated:
+                    record.victims = [v.key for v in victims]
+            record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, {} if pre_msg else statuses, post_msg)
+        record.outcome = "Error" if is_error else ("Nominated" if nominated else "Unschedulable")
+        record.nominated_node = nominated
+        if nominated:
+            self.queue.add_nominated(pod, nominated)
+            self._patch_nominated(pod, nominated)
+        elif state.get(NOMINATING_KEY) == "":
+            self._clear_nominated(pod)
+        self.cluster.record("Warning", "FailedScheduling", pod.key, record.message)
+        self.queue.requeue_failed(qpi, rejectors, is_error)
+        self.metrics.attempt("error" if is_error else "unschedulable", fwk.profile_name, time.perf_counter() - started)
+        self._update_pending()
+
+    def _clear_nominated(self, pod: Pod) -> None:
+        """PostFilter asked to drop the pod's nomination (preemption cannot help it any more)."""
+        self.queue.delete_nominated(pod)
+        getter = getattr(self.cluster, "get_pod", None)
+        current = getter(pod.uid) if callable(getter) else pod
+        if current is not None and current.nominated_node_name:
+            self._patch_nominated(current, "")
+
+    def _patch_nominated(self, pod: Pod, node: str) -> None:
+        try:
+            updated = self.cluster.set_nominated_node(pod, node)
+        except APIError:
+            return
+        qpi = self.queue.info(pod.uid)
+        if qpi is not None:
+            qpi.pod = updated
+
+    # ----- assume, Reserve, Permit, binding -------------------------------------------------------
+    def _assume_reserve_permit(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, node: str, record: AttemptRecord, started: float
+    ) -> None:
+        pod = qpi.pod
+        record.node = node
+        assumed = pod.with_changes(node_name=node)
+        self.cache.assume(assumed)
+        status = fwk.run_reserve(state, assumed, node)
+        if not status.success:
+            fwk.run_unreserve(state, assumed, node)
+            self.cache.forget(assumed)
+            self._fail_after_assume(fwk, qpi, status, record, started, "Rejected")
+            return
+        permit, waits = fwk.run_permit(state, assumed, node)
+        if not permit.success and permit.code != Code.WAIT:
+            fwk.run_unreserve(state, assumed, node)
+            self.cache.forget(assumed)
+            self._fail_after_assume(fwk, qpi, permit, record, started, "Rejected")
+            return
+        record.outcome = "Scheduled"
+        self.queue.delete_nominated(pod)
+        if permit.code == Code.WAIT:
+            record.outcome = "Waiting"
+            now = self.clock.now()
+
+            def released(result: Status) -> None:
+                self.waiting.pop(pod.uid, None)
+                self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, result))
+
+            waiting = WaitingPodImpl(assumed, node, {p: now + t for p, t in waits.items()}, released, dict(waits))
+            self.waiting[pod.uid] = waiting
+            for plugin, timeout in waits.items():
+                self._timers.append((now + timeout, pod.uid, plugin))
+            self._update_pending()
+            return
+        self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status()))
+
+    def _fail_after_assume(
+        self, fwk: Framework, qpi: QueuedPodInfo, status: Status, record: AttemptRecord, started: float, outcome: str
+    ) -> None:
+        is_error = status.code == Code.ERROR
+        record.outcome = "Error" if is_error else outcome
+        record.node = None
+        record.message = status.message
+        self.cluster.record("Warning", "FailedScheduling", qpi.pod.key, status.message)
+        self.queue.requeue_failed(qpi, {status.plugin} if status.plugin and not is_error else set(), is_error)
+        self.metrics.attempt("error" if is_error else "unschedulable", fwk.profile_name, time.perf_counter() - started)
+        self._update_pending()
+
+    def _binding_cycle(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str, started: float, permit: Status
+    ) -> None:
+        if not permit.success:
+            self._binding_failed(fwk, state, qpi, assumed, node, permit, started)
+            return
+        status = fwk.run_pre_bind(state, assumed, node)
+        if status.success:
+            status = fwk.run_bind(state, assumed, node)
+            if status.code == Code.SKIP:
+                status = error(f"no bind plugin bound pod {assumed.key}")
+        if not status.success:
+            self._binding_failed(fwk, state, qpi, assumed, node, status, started)
+            return
+        self.cache.finish_binding(assumed)
+        fwk.run_post_bind(state, assumed, node)
+        self.queue.done(assumed.uid)
+        self.scheduled_count += 1
+        self.last_bound_at = time.perf_counter()
+        self.cluster.record("Normal", "Scheduled", assumed.key, f"Successfully assigned {assumed.key} to {node}")
+        self.metrics.attempt("scheduled", fwk.profile_name, self.last_bound_at - started)
+
+    def _binding_failed(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str, status: Status, started: float
+    ) -> None:
+        fwk.run_unreserve(state, assumed, node)
+        self.cache.forget(assumed)
+        # The freed resources may let other pods in, as an assigned pod's deletion would.
+        self.queue.move_all(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"))
+        is_error = status.code == Code.ERROR
+        record = AttemptRecord(
+            at=self.clock.now(),
+            pod=assumed.key,
+            uid=assumed.uid,
+            profile=fwk.profile_name,
+            attempt=qpi.attempts,
+            outcome="Error" if is_error else "Rejected",
+            message=status.message,
+            num_all_nodes=self.snapshot.num_nodes,
+            names=self.snapshot.names,
+        )
+        self.cluster.record("Warning", "FailedScheduling", assumed.key, status.message)
+        self.queue.requeue_failed(qpi, {status.plugin} if status.plugin and not is_error else set(), is_error)
+        self.metrics.attempt("error" if is_error else "unschedulable", fwk.profile_name, time.perf_counter() - started)
+        self._publish(record, binding=True)
+
+    # ----- driving ----------------------------------------------------------------------------
+    def _publish(self, record: AttemptRecord, binding: bool = False) -> None:
+        if self.keep_records:
+            self.records.append(record)
+        for listener in self.listeners:
+            listener(record)
+
+    def _update_pending(self) -> None:
+        counts = self.queue.pending()
+        self.metrics.set_pending(counts)
+
+    def submit(self, task: Callable[[], None], delay: float = 0.0) -> None:
+        """Run `task` between scheduling cycles, after `delay` seconds of (virtual) time."""
+        if delay <= 0:
+            self.tasks.append(task)
+        else:
+            heapq.heappush(self._delayed, (self.clock.now() + delay, next(self._delayed_seq), task))
+
+    def _release_delayed(self) -> None:
+        now = self.clock.now()
+        while self._delayed and self._delayed[0][0] <= now:
+            self.tasks.append(heapq.heappop(self._delayed)[2])
+
+    def _run_tasks(self) -> bool:
+        ran = False
+        self._release_delayed()
+        while self.tasks:
+            self.tasks.popleft()()
+            ran = True
+            self._release_delayed()
+        return ran
+
+    def _expire_permits(self) -> bool:
+        now = self.clock.now()
+        due = [t for t in self._timers if t[0] <= now]
+        if not due:
+            return False
+        self._timers = [t for t in self._timers if t[0] > now]
+        for _, uid, plugin in due:
+            waiting = self.waiting.get(uid)
+            if waiting is not None and plugin in waiting.pending:
+                waiting.reject(plugin, f"rejected due to timeout after waiting {go_duration(waiting.timeouts[plugin])} at plugin {plugin}")
+        return True
+
+    def next_wakeup(self) -> float | None:
+        """The next moment something is due: a backoff expiry, a Permit timeout or a delayed task."""
+        moments = [t[0] for t in self._timers if t[1] in self.waiting]
+        if self._delayed:
+            moments.append(self._delayed[0][0])
+        expiry = self.queue.next_backoff_expiry()
+        if expiry is not None:
+            moments.append(expiry)
+        return min(moments) if moments else None
+
+    def run(self, max_attempts: int | None = None, until: float | None = None) -> None:
+        """Schedule until no pod can make further progress (virtual clock) or limits are hit."""
+        while True:
+            self._run_tasks()
+            self._expire_permits()
+            self._run_tasks()
+            if max_attempts is not None and self.attempt_count >= max_attempts:
+                return
+            if self.schedule_one() is not None or self._popped or self.tasks:
+                continue
+            if self.queue.has_runnable() and self.queue.pop_from_backoff is False and not self.clock.virtual:
+                return
+            wake = self.next_wakeup()
+            if self._delayed and not self.clock.virtual:
+                time.sleep(max(0.0, self._delayed[0][0] - self.clock.now()))
+                continue
+            if wake is None or not self.clock.virtual:
+                if not self.tasks and not self.queue.has_runnable():
+                    return
+                if wake is None:
+                    return
+            if until is not None and wake > until:
+                return
+            self.clock.advance_to(wake)
+            self.queue.flush_backoff()
+
+
+def go_duration(seconds: float) -> str:
+    """Format seconds as Go's time.Duration prints them (10s, 1m30s, 1.5s)."""
+    if seconds < 60:
+        return f"{seconds:g}s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{int(minutes)}m{rest:g}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{int(hours)}h{int(minutes)}m{rest:g}s"
+
+
+_CODE_KEYS = {
+    "Success": "SUCCESS",
+    "Error": "ERROR",
+    "Unschedulable": "UNSCHEDULABLE",
+    "UnschedulableAndUnresolvable": "UNSCHEDULABLE_AND_UNRESOLVABLE",
+    "Wait": "WAIT",
+    "Skip": "SKIP",
+    "Pending": "PENDING",
+}
+
+__all__ = ["FORCE_ACTIVATE", "Scheduler", "fit_error_message", "num_feasible_nodes_to_find"]
