@@ -1,0 +1,270 @@
+"""DefaultPreemption: PostFilter preemption of lower-priority pods, and PreEnqueue gating for
+asynchronous preemption (KEP-4832, feature gate `SchedulerAsyncPreemption`).
+
+Upstream: kubernetes/kubernetes `pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go`
+and `pkg/scheduler/framework/preemption/preemption.go`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from scheduler.api.objects import Pod, PodDisruptionBudget
+from scheduler.config.args import DefaultPreemptionArgs
+from scheduler.framework.interface import Handle
+from scheduler.framework.nodeinfo import NodeInfo, PodInfo
+from scheduler.framework.types import (
+    ActionType,
+    ClusterEvent,
+    Code,
+    CycleState,
+    Status,
+    error,
+    success,
+    unresolvable,
+)
+from scheduler.preemption.evaluator import (
+    DISRUPTION_TARGET,
+    NOMINATING_KEY,
+    PREEMPTION_BY_SCHEDULER,
+    Evaluator,
+    Victims,
+    more_important_pod,
+    sort_by_importance,
+)
+
+NAME = "DefaultPreemption"
+ASYNC_GATE = "SchedulerAsyncPreemption"
+WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+IsEligiblePod = Callable[[NodeInfo, PodInfo, Pod], bool]
+MoreImportantPod = Callable[[Pod, Pod], bool]
+
+
+def calculate_num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
+    """How many candidates the dry run must find: a percentage of the nodes, at least `absolute`,
+    at most every node (Go int32 arithmetic, truncating)."""
+    n = num_nodes * percentage // 100
+    if n < absolute:
+        n = absolute
+    return min(n, num_nodes)
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """A terminating pod whose DisruptionTarget condition says the scheduler preempted it."""
+    if not pod.terminating:
+        return False
+    for condition in pod.conditions:
+        if condition.get("type") == DISRUPTION_TARGET:
+            return condition.get("status") == "True" and condition.get("reason") == PREEMPTION_BY_SCHEDULER
+    return False
+
+
+def filter_pods_with_pdb_violation(
+    pod_infos: list[PodInfo], pdbs: list[PodDisruptionBudget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Split pods (order kept) into those whose eviction would violate a PDB and the others.
+
+    Each matching PDB's `disruptionsAllowed` is spent pod by pod; a pod already listed in the
+    PDB's `disruptedPods` was processed by the API server and spends nothing. A PDB with an
+    empty selector matches nothing here, as upstream.
+    """
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for info in pod_infos:
+        pod = info.pod
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.meta.namespace != pod.namespace:
+                    continue
+                if pdb.selector.empty or not pdb.selector.matches(pod.labels):
+                    continue
+                if pod.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(info)
+    return violating, non_violating
+
+
+def _gate_enabled(handle: Any, gate: str) -> bool:
+    sched = getattr(handle, "scheduler", None)
+    gates = getattr(sched, "feature_gates", None)
+    if gates is None:
+        from scheduler.config.features import KNOWN_FEATURES
+
+        return KNOWN_FEATURES[gate].default
+    return bool(gates.enabled(gate))
+
+
+class DefaultPreemption:
+    """PostFilter: preempt lower-priority pods so the pod fits; PreEnqueue: hold a pod while its
+    asynchronous preemption is in flight."""
+
+    name = NAME
+
+    def __init__(self, args: DefaultPreemptionArgs, handle: Handle, enable_async: bool) -> None:
+        self.args = args
+        self.handle = handle
+        self.enable_async = enable_async
+        # Extra victim eligibility on top of "lower priority than the preemptor" (upstream IsEligiblePod).
+        self.is_eligible_pod: IsEligiblePod = lambda node_info, victim, preemptor: True
+        # Victim order, most important first (upstream MoreImportantPod).
+        self.more_important_pod: MoreImportantPod = lambda a, b: more_important_pod(a, b, handle.now())
+        sched = getattr(handle, "scheduler", None)
+        rng: random.Random = sched.rng if sched is not None else random.Random()
+        # The dry run's random start among the potential nodes (upstream getOffsetRand).
+        self.offset_rand: Callable[[int], int] = rng.randrange
+        self.evaluator = Evaluator(NAME, handle, self, enable_async)
+
+    # ----- extension points ---------------------------------------------------------------------
+    def post_filter(self, state: CycleState, pod: Pod, statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
+        """Preempt; the message of a failure is prefixed with "preemption: "."""
+        metrics = getattr(getattr(self.handle, "scheduler", None), "metrics", None)
+        try:
+            node, status = self.evaluator.preempt(state, pod, statuses)
+        finally:
+            if metrics is not None:
+                metrics.preemption_attempts.inc()
+        if node == "":
+            state.write(NOMINATING_KEY, "")
+            node = None
+        msg = status.message
+        if msg:
+            prefixed = Status(status.code, (f"preemption: {msg}",), status.plugin, status.error)
+            return node, prefixed
+        return node, status
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        """Hold the pod while its asynchronous preemption is running."""
+        if not self.enable_async:
+            return success()
+        if self.evaluator.is_pod_running_preemption(pod.uid):
+            return unresolvable(WAITING_FOR_PREEMPTION)
+        return success()
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        """An assigned pod's deletion may end the preemption a held pod waits for."""
+        if not self.enable_async:
+            return []
+        return [ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")]
+
+    # ----- the evaluator's questions -------------------------------------------------------------
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """Candidates to shortlist for `num_nodes` potential nodes."""
+        return calculate_num_candidates(
+            num_nodes, self.args.min_candidate_nodes_percentage, self.args.min_candidate_nodes_absolute
+        )
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random offset into the potential nodes and the number of candidates to find."""
+        return self.offset_rand(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def ordered_score_funcs(self, nodes_to_victims: dict[str, Victims]) -> list[Callable[[str], int]] | None:
+        """None: the evaluator's default candidate ordering."""
+        return None
+
+    def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+        """A victim must have lower priority than the preemptor and pass `is_eligible_pod`."""
+        return victim.pod.effective_priority < preemptor.effective_priority and self.is_eligible_pod(node_info, victim, preemptor)
+
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
+        """Not with preemptionPolicy Never, nor while a victim it already preempted on its
+        nominated node is still terminating (unless that node became unresolvable)."""
+        if pod.preemption_policy == "Never":
+            return False, NOT_ELIGIBLE_NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            if nominated_node_status is not None and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            info = self.handle.snapshot.get(nominated)
+            if info is not None:
+                for victim in info.pods:
+                    if self.is_preemption_allowed(info, victim, pod) and pod_terminating_by_preemption(victim.pod):
+                        return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def _filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        fwk = getattr(self.handle, "framework", None)
+        sched = getattr(self.handle, "scheduler", None)
+        if sched is not None:
+            return sched.run_filter_with_nominated_pods(fwk, state, pod, node_info)  # type: ignore[no-any-return]
+        return fwk.run_filter_plugins(state, pod, node_info)  # type: ignore[union-attr,no-any-return]
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: list[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status]:
+        """Remove every eligible lower-priority pod; if the pod then fits, add them back most
+        important first (PDB-violating ones before the others) while it still fits; the pods
+        that could not come back are the victims. `state` and `node_info` are copies."""
+        fwk: Any = getattr(self.handle, "framework", None)
+
+        def remove(info: PodInfo) -> Status:
+            node_info.remove_pod(info.pod)
+            return fwk.run_pre_filter_remove_pod(state, pod, info, node_info)  # type: ignore[no-any-return]
+
+        def add(info: PodInfo) -> Status:
+            node_info.add_pod(info)
+            return fwk.run_pre_filter_add_pod(state, pod, info, node_info)  # type: ignore[no-any-return]
+
+        potential = [info for info in node_info.pods if self.is_preemption_allowed(node_info, info, pod)]
+        for info in potential:
+            status = remove(info)
+            if not status.success:
+                return [], 0, error(status.message)
+        if not potential:
+            return [], 0, unresolvable(NO_VICTIMS)
+        # Affinity of the preemptor to its own victims is not considered, as upstream.
+        status = self._filter(state, pod, node_info)
+        if not status.success:
+            return [], 0, status
+        sort_by_importance(potential, self.more_important_pod, key=lambda info: info.pod)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+
+        def reprieve(info: PodInfo) -> tuple[bool, Status]:
+            status = add(info)
+            if not status.success:
+                return False, error(status.message)
+            fits = self._filter(state, pod, node_info).success
+            if not fits:
+                status = remove(info)
+                if not status.success:
+                    return False, error(status.message)
+                victims.append(info)
+            return fits, Status()
+
+        for info in violating:
+            fits, status = reprieve(info)
+            if not status.success:
+                return [], 0, status
+            if not fits:
+                num_violating += 1
+        for info in non_violating:
+            _, status = reprieve(info)
+            if not status.success:
+                return [], 0, status
+        if violating and non_violating:
+            sort_by_importance(victims, self.more_important_pod, key=lambda info: info.pod)
+        return [info.pod for info in victims], num_violating, Status()
+
+
+def new(args: object | None, handle: Handle) -> DefaultPreemption:
+    """Build the plugin; asynchronous preemption follows the `SchedulerAsyncPreemption` gate."""
+    if args is None:
+        args = DefaultPreemptionArgs()
+    if not isinstance(args, DefaultPreemptionArgs):
+        raise TypeError(f"got args of type {type(args).__name__}, want *DefaultPreemptionArgs")
+    issues = args.validate("")
+    if issues:
+        raise ValueError("; ".join(str(i) for i in issues))
+    return DefaultPreemption(args, handle, _gate_enabled(handle, ASYNC_GATE))
