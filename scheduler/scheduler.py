@@ -718,7 +718,12 @@ class Scheduler:
         return min(moments) if moments else None
 
     def run(self, max_attempts: int | None = None, until: float | None = None) -> None:
-        """Schedule until no pod can make further progress (virtual clock) or limits are hit."""
+        """Schedule until no pod can make further progress, or until a limit is hit.
+
+        When nothing is runnable, time moves to the next due moment (a backoff expiry, a Permit
+        timeout, a delayed task): a virtual clock jumps there, the wall clock is slept on. Pods
+        left in the unschedulable pool for five minutes are retried as upstream's flush does.
+        """
         while True:
             self._run_tasks()
             self._expire_permits()
@@ -727,21 +732,15 @@ class Scheduler:
                 return
             if self.schedule_one() is not None or self._popped or self.tasks:
                 continue
-            if self.queue.has_runnable() and self.queue.pop_from_backoff is False and not self.clock.virtual:
-                return
             wake = self.next_wakeup()
-            if self._delayed and not self.clock.virtual:
-                time.sleep(max(0.0, self._delayed[0][0] - self.clock.now()))
-                continue
-            if wake is None or not self.clock.virtual:
-                if not self.tasks and not self.queue.has_runnable():
-                    return
-                if wake is None:
-                    return
-            if until is not None and wake > until:
+            if wake is None or (until is not None and wake > until):
                 return
-            self.clock.advance_to(wake)
+            if self.clock.virtual:
+                self.clock.advance_to(wake)
+            else:
+                time.sleep(max(0.0, wake - self.clock.now()))
             self.queue.flush_backoff()
+            self.queue.flush_unschedulable_leftover()
 
 
 def go_duration(seconds: float) -> str:

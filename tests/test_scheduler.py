@@ -157,3 +157,18 @@ def test_assumed_pod_counts_before_binding_finishes() -> None:
     sched.run()
     assert not sched.cache.is_assumed("uid-default-p")
     assert int(sched.snapshot.requested[0, 0]) == 1000
+
+
+def test_pods_left_unschedulable_for_five_minutes_are_retried() -> None:
+    # A pod no event helps is retried once it has waited 5 minutes (flushUnschedulablePodsLeftover),
+    # here while another pod waits 10 minutes at Permit and keeps the clock moving.
+    block = FailFilter("Block", {f"n{i}": (Code.UNSCHEDULABLE, "blocked") for i in range(3)})
+    permit = Permit(timeout=600)
+    stuck = make_pod("stuck", spec={"schedulerName": "blocked"})
+    waiting = make_pod("waiting")
+    sched = start([profile(permits=["Permit"]), profile("blocked", filters=["Block"])], [block, permit], pods=[stuck, waiting])
+    sched.run()
+    attempts = [(r.pod, r.attempt, r.outcome) for r in sched.records if r.pod == "default/stuck"]
+    assert attempts[:2] == [("default/stuck", 1, "Unschedulable"), ("default/stuck", 2, "Unschedulable")]
+    second = [r for r in sched.records if r.pod == "default/stuck"][1]
+    assert second.at >= START + 300
