@@ -172,11 +172,19 @@ class BatchFilterResult:
 
     `codes[i]` is the status code for `positions[i]` (Code values as int8);
     `reasons(i)` gives the reasons for a failing entry i, computed from data captured when
-    the result was made (never from live state).
+    the result was made (never from live state). `keys`, when given, promises that entries
+    with equal keys have equal reasons, so thousands of failures cost one `reasons` call each
+    distinct key.
     """
 
     codes: npt.NDArray[np.int8]
     reasons: Callable[[int], tuple[str, ...]]
+    keys: npt.NDArray[np.int64] | None = None
+
+    @classmethod
+    def uniform(cls, codes: npt.NDArray[np.int8], reasons: tuple[str, ...]) -> BatchFilterResult:
+        """A result whose failures all share the same reasons."""
+        return cls(codes, lambda _i: reasons, np.zeros(len(codes), dtype=np.int64))
 
 
 class ActionType(enum.IntFlag):

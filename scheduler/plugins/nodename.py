@@ -58,7 +58,7 @@ class NodeName:
         else:
             wanted = snapshot.position.get(pod.node_name, -1)
             codes = np.where(positions == wanted, Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE).astype(np.int8)
-        return BatchFilterResult(codes, lambda i: (REASON,))
+        return BatchFilterResult.uniform(codes, (REASON,))
 
 
 def new(args: object | None, handle: Handle) -> NodeName:

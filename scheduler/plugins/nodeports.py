@@ -115,7 +115,7 @@ class NodePorts:
             info = infos[pos]
             if info.used_ports and info.ports_conflict(wanted):
                 codes[i] = Code.UNSCHEDULABLE
-        return BatchFilterResult(codes, lambda i: (REASON,))
+        return BatchFilterResult.uniform(codes, (REASON,))
 
 
 def new(args: object | None, handle: Handle) -> NodePorts:

@@ -65,7 +65,7 @@ class NodeUnschedulable:
         else:
             rejected = snapshot.unschedulable[positions]
             codes = np.where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.SUCCESS).astype(np.int8)
-        return BatchFilterResult(codes, lambda i: (REASON_UNSCHEDULABLE,))
+        return BatchFilterResult.uniform(codes, (REASON_UNSCHEDULABLE,))
 
 
 def new(args: object | None, handle: Handle) -> NodeUnschedulable:

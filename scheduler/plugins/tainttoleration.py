@@ -99,7 +99,7 @@ class TaintToleration:
             (untolerated_taint(taints, pod.tolerations) is not None for taints in groups), dtype=np.bool_, count=len(groups)
         )
         codes = np.where(rejected[group_of[positions]], Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.SUCCESS).astype(np.int8)
-        return BatchFilterResult(codes, lambda i: (REASON_UNTOLERATED,))
+        return BatchFilterResult.uniform(codes, (REASON_UNTOLERATED,))
 
     # ----- Score --------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:

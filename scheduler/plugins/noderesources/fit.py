@@ -225,7 +225,9 @@ class NodeResourcesFit:
         def reasons_of(i: int) -> tuple[str, ...]:
             return tuple(names[k] for k in np.flatnonzero(short[:, i]))
 
-        return BatchFilterResult(codes, reasons_of)
+        # Which resources fell short, as bits: equal bits mean equal reasons.
+        keys = (short.astype(np.int64) << np.arange(len(names), dtype=np.int64)[:, None]).sum(axis=0)
+        return BatchFilterResult(codes, reasons_of, keys)
 
     # ----- PreScore / Score -----------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
