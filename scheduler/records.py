@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from scheduler.framework.runtime import FilterOutcome, ScoreOutcome
 
 
@@ -32,6 +30,8 @@ class AttemptRecord:
     filter_outcome: FilterOutcome | None = None
     score_outcome: ScoreOutcome | None = None
     pre_filter_statuses: dict[str, Any] | None = None
+    # Set when debugFilterFailure was on for this attempt: outputs include every node's failure.
+    debug_filter_failure: bool = False
 
     def filter_failures(self) -> dict[str, dict[str, Any]]:
         """Every node that failed a filter: its first failing plugin, code and reasons."""
@@ -41,12 +41,10 @@ class AttemptRecord:
         fo = self.filter_outcome
         if fo is None:
             return out
-        for i, pos in enumerate(fo.failed_positions):
-            out[self.names[int(pos)]] = {
-                "plugin": fo.failed_plugins[i],
-                "code": _CODE_NAMES.get(int(fo.failed_codes[i]), str(int(fo.failed_codes[i]))),
-                "reasons": list(fo.reasons_of(i)),
-            }
+        reasons = fo.all_reasons()
+        names = self.names
+        for i, (pos, code) in enumerate(zip(fo.failed_positions.tolist(), fo.failed_codes.tolist(), strict=True)):
+            out[names[pos]] = {"plugin": fo.failed_plugins[i], "code": _CODE_NAMES.get(code, str(code)), "reasons": list(reasons[i])}
         return out
 
     def scores(self, top: int | None = None) -> dict[str, dict[str, int]]:
@@ -72,24 +70,24 @@ class AttemptRecord:
         if top is None:
             return list(range(len(so.positions)))
         # Highest total first; ties keep evaluation order, as a stable sort does.
-        order = np.argsort(-so.totals, kind="stable")[:top]
-        return [int(j) for j in order]
+        return so.top_columns(top)
 
     def top_rows(self, n: int) -> list[dict[str, Any]]:
         """The top-N rows of weighted per-plugin scores, sorted by total descending."""
         so = self.score_outcome
-        if so is None or n <= 0 or not so.plugins:
+        if so is None:
             return []
-        rows = []
-        for j in self._columns(n):
-            rows.append(
-                {
-                    "node": self.names[int(so.positions[j])],
-                    "total": int(so.totals[j]),
-                    "plugins": {p: int(so.matrix[r, j]) * so.weights[r] for r, p in enumerate(so.plugins)},
-                }
-            )
-        return rows
+        return so.top_rows(self.names, n)
+
+    @property
+    def debug_top_n(self) -> int:
+        """debugTopNScores when this attempt was scored (0: off, or no Score ran)."""
+        so = self.score_outcome
+        return so.debug_top_n if so is not None else 0
+
+    def debug_rows(self) -> list[dict[str, Any]]:
+        """The top-N rows for N = debugTopNScores at the time of the attempt (none when 0)."""
+        return self.top_rows(self.debug_top_n)
 
 
 _CODE_NAMES = {

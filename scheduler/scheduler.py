@@ -15,7 +15,7 @@ import itertools
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ from scheduler.framework.types import (
     Status,
     error,
 )
+from scheduler.frameworkext.extender import Extender
 from scheduler.metrics import Metrics
 from scheduler.preemption.evaluator import NOMINATING_KEY, VICTIMS_KEY
 from scheduler.queue import SchedulingQueue
@@ -60,15 +61,17 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(found, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def fit_error_message(num_all_nodes: int, pre_filter_msg: str, statuses: Mapping[str, Any], post_filter_msg: str) -> str:
+def fit_error_message(
+    num_all_nodes: int, pre_filter_msg: str, reasons: Iterable[Iterable[str]], post_filter_msg: str
+) -> str:
     """kube-scheduler's FitError text: a sorted histogram of reasons, then PostFilter's message."""
     msg = NO_NODE_AVAILABLE.format(num_all_nodes) + ":"
     if pre_filter_msg:
         msg += f" {pre_filter_msg}."
     else:
         counts: dict[str, int] = {}
-        for status in statuses.values():
-            for reason in status["reasons"]:
+        for node_reasons in reasons:
+            for reason in node_reasons:
                 counts[reason] = counts.get(reason, 0) + 1
         parts = sorted(f"{v} {k}" for k, v in counts.items())
         if parts:
@@ -79,23 +82,51 @@ def fit_error_message(num_all_nodes: int, pre_filter_msg: str, statuses: Mapping
 
 
 class NodeStatusReader:
-    """Each node's Filter status for PostFilter (`NodeToStatusReader`); nodes that passed get Success."""
+    """Each node's Filter status for PostFilter (`NodeToStatusReader`); nodes that passed get Success.
 
-    __slots__ = ("_entries",)
+    Reads the attempt's arrays directly: no per-node dict is built for thousands of failures.
+    """
 
-    def __init__(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
-        self._entries = entries
+    __slots__ = ("_index", "_record", "_uniform")
+
+    def __init__(self, record: AttemptRecord) -> None:
+        self._record = record
+        self._index: dict[str, int] | None = None
+        pre = record.pre_filter_statuses
+        # A PreFilter rejection gives every node the same status.
+        self._uniform = next(iter(pre.values())) if pre else None
+
+    def _status(self, entry: Mapping[str, Any]) -> Status:
+        return Status(Code[_CODE_KEYS[entry["code"]]], tuple(entry["reasons"]), entry["plugin"])
 
     def __call__(self, node_name: str) -> Status:
-        entry = self._entries.get(node_name)
-        if entry is None:
+        if self._uniform is not None:
+            return self._status(self._uniform)
+        fo = self._record.filter_outcome
+        if fo is None:
             return Status()
-        return Status(Code[_CODE_KEYS[entry["code"]]], tuple(entry["reasons"]), entry["plugin"])
+        if self._index is None:
+            names = self._record.names
+            self._index = {names[p]: i for i, p in enumerate(fo.failed_positions.tolist())}
+        i = self._index.get(node_name)
+        if i is None:
+            return Status()
+        return Status(Code(int(fo.failed_codes[i])), fo.all_reasons()[i], fo.failed_plugins[i])
 
     def names_with_code(self, code: Code) -> list[str]:
         """The nodes whose status has this code (`NodesForStatusCode`, without absent nodes)."""
-        label = code.label
-        return [name for name, entry in self._entries.items() if entry["code"] == label]
+        if self._uniform is not None:
+            return list(self._record.names) if self._uniform["code"] == code.label else []
+        fo = self._record.filter_outcome
+        if fo is None:
+            return []
+        names = self._record.names
+        return [names[p] for p in fo.failed_positions[fo.failed_codes == int(code)].tolist()]
+
+    def reasons(self) -> list[tuple[str, ...]]:
+        """Every failed node's reasons (for the FailedScheduling histogram)."""
+        fo = self._record.filter_outcome
+        return fo.all_reasons() if fo is not None else []
 
 
 @dataclass(slots=True, eq=False)
@@ -182,6 +213,7 @@ class Scheduler:
         seed: int | None = None,
         feature_gates: Any = None,
         keep_records: bool = True,
+        extender: Extender | None = None,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -202,6 +234,10 @@ class Scheduler:
         self.listeners: list[Callable[[AttemptRecord], None]] = []
         self.records: list[AttemptRecord] = []
         self.keep_records = keep_records
+        # Koordinator's framework extender: proxied plugin factories, services, hooks, debug flags.
+        self.extender = extender if extender is not None else Extender()
+        self.lock = self.extender.lock
+        registry = self.extender.registry(registry)
         self.profiles: dict[str, Framework] = {}
         for profile in config.profiles:
             handle = ProfileHandle(self, profile.scheduler_name)
@@ -222,6 +258,8 @@ class Scheduler:
             pop_from_backoff=pop_from_backoff,
         )
         self._register_events()
+        self.extender.bind(self)
+        self.listeners.append(self.extender.publish)
         self.first_pop_at: float | None = None
         self.last_bound_at: float | None = None
         self.scheduled_count = 0
@@ -263,18 +301,20 @@ class Scheduler:
                 self.queue.add(pod)
         self.cluster.watch(self.on_event)
         self._update_pending()
+        self.extender.run()
 
     def _responsible_for(self, pod: Pod) -> bool:
         return pod.scheduler_name in self.profiles
 
     def on_event(self, event: WatchEvent) -> None:
         """Apply one cluster change to the cache and the queue."""
-        if event.kind == "Pod":
-            self._on_pod(event)
-        elif event.kind == "Node":
-            self._on_node(event)
-        elif event.kind == "Namespace" and event.new is not None:
-            self.snapshot.namespaces[event.new.name] = self.cluster.namespace_labels(event.new.name)
+        with self.lock:
+            if event.kind == "Pod":
+                self._on_pod(event)
+            elif event.kind == "Node":
+                self._on_node(event)
+            elif event.kind == "Namespace" and event.new is not None:
+                self.snapshot.namespaces[event.new.name] = self.cluster.namespace_labels(event.new.name)
 
     def _on_pod(self, event: WatchEvent) -> None:
         old: Pod | None = event.old
@@ -526,18 +566,18 @@ class Scheduler:
         if is_error:
             record.message = status.message
         else:
-            statuses = record.filter_failures()
+            statuses = NodeStatusReader(record)
             pre_msg = status.message if record.pre_filter_statuses else ""
             post_msg = ""
             if fwk.has("post_filter"):
                 t0 = time.perf_counter()
-                nominated, post_status = fwk.run_post_filter(state, pod, NodeStatusReader(statuses))
+                nominated, post_status = fwk.run_post_filter(state, pod, statuses)
                 record.timings["PostFilter"] = time.perf_counter() - t0
                 post_msg = "" if post_status.success else post_status.message
                 victims = state.get(VICTIMS_KEY)
                 if victims and nominated:
                     record.victims = [v.key for v in victims]
-            record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, {} if pre_msg else statuses, post_msg)
+            record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, [] if pre_msg else statuses.reasons(), post_msg)
         record.outcome = "Error" if is_error else ("Nominated" if nominated else "Unschedulable")
         record.nominated_node = nominated
         if nominated:
@@ -725,22 +765,25 @@ class Scheduler:
         left in the unschedulable pool for five minutes are retried as upstream's flush does.
         """
         while True:
-            self._run_tasks()
-            self._expire_permits()
-            self._run_tasks()
-            if max_attempts is not None and self.attempt_count >= max_attempts:
-                return
-            if self.schedule_one() is not None or self._popped or self.tasks:
-                continue
-            wake = self.next_wakeup()
-            if wake is None or (until is not None and wake > until):
-                return
-            if self.clock.virtual:
-                self.clock.advance_to(wake)
-            else:
+            # REST handlers read live state under the same lock; it is never held while sleeping.
+            with self.lock:
+                self._run_tasks()
+                self._expire_permits()
+                self._run_tasks()
+                if max_attempts is not None and self.attempt_count >= max_attempts:
+                    return
+                if self.schedule_one() is not None or self._popped or self.tasks:
+                    continue
+                wake = self.next_wakeup()
+                if wake is None or (until is not None and wake > until):
+                    return
+                if self.clock.virtual:
+                    self.clock.advance_to(wake)
+            if not self.clock.virtual:
                 time.sleep(max(0.0, wake - self.clock.now()))
-            self.queue.flush_backoff()
-            self.queue.flush_unschedulable_leftover()
+            with self.lock:
+                self.queue.flush_backoff()
+                self.queue.flush_unschedulable_leftover()
 
 
 def go_duration(seconds: float) -> str:

@@ -76,11 +76,23 @@ class FilterOutcome:
     failed_plugins: list[str]
     reasons_of: Callable[[int], tuple[str, ...]]
     error: Status | None = None
+    bulk_reasons: Callable[[], list[tuple[str, ...]]] | None = None
+    _reasons: list[tuple[str, ...]] | None = None
+
+    def all_reasons(self) -> list[tuple[str, ...]]:
+        """Reasons of every failure, aligned with failed_positions (computed once)."""
+        if self._reasons is None:
+            if self.bulk_reasons is not None:
+                self._reasons = self.bulk_reasons()
+            else:
+                self._reasons = [self.reasons_of(i) for i in range(len(self.failed_positions))]
+        return self._reasons
 
     def statuses(self, snapshot: Snapshot) -> dict[str, Status]:
         """Per failed node, its first failing plugin's status (built on demand)."""
+        reasons = self.all_reasons()
         return {
-            snapshot.names[int(pos)]: Status(Code(int(self.failed_codes[i])), self.reasons_of(i), self.failed_plugins[i])
+            snapshot.names[int(pos)]: Status(Code(int(self.failed_codes[i])), reasons[i], self.failed_plugins[i])
             for i, pos in enumerate(self.failed_positions)
         }
 
@@ -95,6 +107,26 @@ class ScoreOutcome:
     matrix: npt.NDArray[np.int64]
     totals: npt.NDArray[np.int64]
     error: Status | None = None
+    debug_top_n: int = 0
+
+    def top_columns(self, n: int | None) -> list[int]:
+        """Column indexes by total descending (ties keep evaluation order), the first n or all."""
+        order = np.argsort(-self.totals, kind="stable")
+        return [int(j) for j in (order if n is None else order[:n])]
+
+    def top_rows(self, names: list[str], n: int) -> list[dict[str, Any]]:
+        """The top-n rows of weighted per-plugin scores, total descending (debugTopNScores)."""
+        if n <= 0 or not self.plugins:
+            return []
+        cols = np.argsort(-self.totals, kind="stable")[:n]
+        # Gather the n columns with NumPy, then build the dicts from plain lists.
+        weighted = (self.matrix[:, cols] * np.asarray(self.weights, dtype=np.int64)[:, None]).T.tolist()
+        nodes = [names[p] for p in self.positions[cols].tolist()]
+        plugins = self.plugins
+        return [
+            {"node": node, "total": total, "plugins": dict(zip(plugins, row, strict=True))}
+            for node, total, row in zip(nodes, self.totals[cols].tolist(), weighted, strict=True)
+        ]
 
 
 @dataclass(slots=True)
@@ -118,6 +150,9 @@ class Framework:
     handle: Handle
     recorder: Recorder = field(default_factory=Recorder)
     events: list[tuple[ClusterEvent, str]] = field(default_factory=list)
+    # The profile's frameworkext.ExtendedHandle once an Extender is bound: phase hooks and
+    # debug flags. None (and no hooks) costs one attribute test per extension point.
+    extension: Any = None
 
     # ----- construction -----------------------------------------------------------------
     @classmethod
@@ -228,6 +263,13 @@ class Framework:
     def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status, set[str]]:
         """PreFilter: returns the merged node restriction, the status and the plugins that rejected."""
         started = time.perf_counter()
+        ext = self.extension
+        if ext is not None and ext.hooks.pre_filter:
+            try:
+                pod = ext.hooks.run_pre_filter(ext, state, pod)
+            except Exception as exc:  # a failing PreFilterPhaseHook ends the cycle with an Error
+                self.recorder.extension_point("PreFilter", Code.ERROR, self.profile_name, time.perf_counter() - started)
+                return None, error(str(exc)), set()
         nodes = self.handle.snapshot.node_infos
         result: PreFilterResult | None = None
         restricting: list[str] = []
@@ -309,11 +351,23 @@ class Framework:
         Batch filters judge every candidate at once; per-node filters run only on the nodes
         kube-scheduler would have visited, in order, so the feasible set, the visited count and
         each failure's first failing plugin match a sequential walk exactly. Rows in
-        `override_positions` are judged by `per_node_override` instead (nominated pods).
+        `override_positions` are judged by `per_node_override` instead (nominated pods); so are
+        rows a FilterPhaseHook changed, hence `per_node_override` must filter through
+        `run_hooked_filter` (the Scheduler's Filter-with-nominated-pods does).
         """
         snapshot = self.handle.snapshot
         started = time.perf_counter()
         count = len(candidates)
+        hooked: frozenset[int] = frozenset()
+        ext = self.extension
+        if ext is not None and ext.hooks.filter:
+            # Rows a FilterPhaseHook changed are judged below one by one, through
+            # `run_hooked_filter` (which reuses the hook results found here): batch verdicts,
+            # taken on the snapshot rows, do not apply to a replaced NodeInfo.
+            try:
+                hooked = ext.hook_filter_nodes(state, pod, candidates)
+            except Exception as exc:  # a failing FilterPhaseHook ends the cycle with an Error
+                return self._filter_error("FilterPhaseHook", exc, started, hook=True)
         entries = [e for e in self.points["filter"] if e.name not in state.skip_filter_plugins]
         sentinel = len(entries)
         fail_at = np.full(count, sentinel, dtype=np.int64)
@@ -348,7 +402,7 @@ class Framework:
                     codes[hit] = res.codes[bad]
                     batch_results.setdefault(k, []).append((alive, res))
                     alive = alive[~bad]
-            if not per_node and not override_positions:
+            if not per_node and not override_positions and not hooked:
                 need = num_to_find - found_count
                 if alive.size >= need:
                     found.append(alive[:need])
@@ -362,8 +416,9 @@ class Framework:
             stop = False
             for i in range(lo, min(count, lo + chunk)):
                 pos = int(candidates[i])
-                if pos in override_positions and per_node_override is not None:
-                    status = per_node_override(pos)
+                if (pos in override_positions and per_node_override is not None) or (hooked and pos in hooked):
+                    # The override (Filter with nominated pods) runs the hooks via run_hooked_filter.
+                    status = per_node_override(pos) if per_node_override is not None else self.run_hooked_filter(state, pod, infos[pos])
                     if status.code == Code.ERROR:
                         return self._filter_error(status.plugin or "Filter", RuntimeError(status.message), started)
                     if status.success:
@@ -412,6 +467,31 @@ class Framework:
                     return tuple(res.reasons(at))
             return ()
 
+        def bulk_reasons() -> list[tuple[str, ...]]:
+            out: list[tuple[str, ...]] = [()] * len(failed_idx)
+            failed_at = fail_at[failed_idx]
+            for k, judged_chunks in batch_results.items():
+                mine = np.flatnonzero(failed_at == k)
+                for judged, res in judged_chunks:
+                    at = np.searchsorted(judged, failed_idx[mine])
+                    inside = at < len(judged)
+                    hit = np.zeros(len(mine), dtype=np.bool_)
+                    hit[inside] = judged[at[inside]] == failed_idx[mine[inside]]
+                    seen: dict[int, tuple[str, ...]] = {}
+                    keys = res.keys
+                    for j, a in zip(mine[hit].tolist(), at[hit].tolist(), strict=True):
+                        if keys is None:
+                            out[j] = tuple(res.reasons(a))
+                            continue
+                        key = int(keys[a])
+                        if key not in seen:
+                            seen[key] = tuple(res.reasons(a))
+                        out[j] = seen[key]
+            for j, i in enumerate(failed_idx.tolist()):
+                if i in per_node_status:
+                    out[j] = per_node_status[i].reasons
+            return out
+
         failed_plugins = [
             per_node_status[int(i)].plugin if int(i) in per_node_status else plugin_names[int(fail_at[i])] for i in failed_idx
         ]
@@ -423,10 +503,11 @@ class Framework:
             failed_codes=codes[failed_idx],
             failed_plugins=failed_plugins,
             reasons_of=reasons_of,
+            bulk_reasons=bulk_reasons,
         )
 
-    def _filter_error(self, plugin: str, exc: BaseException, started: float) -> FilterOutcome:
-        status = error(f"running {plugin!r} filter plugin: {exc}")
+    def _filter_error(self, plugin: str, exc: BaseException, started: float, hook: bool = False) -> FilterOutcome:
+        status = error(str(exc) if hook else f"running {plugin!r} filter plugin: {exc}")
         status.plugin = plugin
         self.recorder.extension_point("Filter", Code.ERROR, self.profile_name, time.perf_counter() - started)
         empty = np.zeros(0, dtype=np.int64)
@@ -470,16 +551,30 @@ class Framework:
                 return self._score_error(positions, f"running PreScore plugin {entry.name!r}: {status.message}")
         mid = time.perf_counter()
         self.recorder.extension_point("PreScore", Code.SUCCESS, self.profile_name, mid - started)
+        ext = self.extension
+        replaced: dict[int, NodeInfo] = {}
+        if ext is not None and ext.hooks.score:
+            try:
+                pod, positions, replaced = self._run_score_hooks(ext, state, pod, positions)
+            except Exception as exc:  # a failing ScorePhaseHook ends the cycle with an Error
+                return self._score_error(positions, str(exc))
+            infos = NodeList(snapshot, positions)
         entries = [e for e in self.points["score"] if e.name not in state.skip_score_plugins]
         matrix = np.zeros((len(entries), len(positions)), dtype=np.int64)
         for row, entry in enumerate(entries):
             try:
                 if entry.batch:
                     raw = np.asarray(entry.plugin.score_batch(state, pod, snapshot, positions), dtype=np.int64)
+                    # Nodes whose Node object a ScorePhaseHook replaced are scored per node.
+                    for j, twin in replaced.items():
+                        value, status = entry.plugin.score(state, pod, twin)
+                        if not status.success:
+                            return self._score_error(positions, f"running Score plugin {entry.name!r}: {status.message}")
+                        raw[j] = value
                 else:
                     raw = np.empty(len(positions), dtype=np.int64)
                     for j, info in enumerate(infos):
-                        value, status = entry.plugin.score(state, pod, info)
+                        value, status = entry.plugin.score(state, pod, replaced.get(j, info) if replaced else info)
                         if not status.success:
                             return self._score_error(positions, f"running Score plugin {entry.name!r}: {status.message}")
                         raw[j] = value
@@ -500,7 +595,50 @@ class Framework:
         weights = [e.weight for e in entries]
         totals = (matrix * np.asarray(weights, dtype=np.int64)[:, None]).sum(axis=0) if entries else np.zeros(len(positions), np.int64)
         self.recorder.extension_point("Score", Code.SUCCESS, self.profile_name, time.perf_counter() - mid)
-        return ScoreOutcome(positions, [e.name for e in entries], weights, matrix, totals.astype(np.int64))
+        outcome = ScoreOutcome(positions, [e.name for e in entries], weights, matrix, totals.astype(np.int64))
+        if ext is not None and ext.flags.top_n > 0:
+            # debugTopNScores: rows are built from the arrays only when read (log, record, stream).
+            outcome.debug_top_n = ext.flags.top_n
+            ext.after_score(pod, outcome)
+        return outcome
+
+    def _run_score_hooks(
+        self, ext: Any, state: CycleState, pod: Pod, positions: npt.NDArray[np.int64]
+    ) -> tuple[Pod, npt.NDArray[np.int64], dict[int, NodeInfo]]:
+        """ScorePhaseHooks: the pod and rows to score, and detached NodeInfos for replaced Node objects."""
+        snapshot = self.handle.snapshot
+        infos = snapshot.node_infos
+        nodes = [infos[int(p)].node for p in positions]
+        new_pod, new_nodes, changed = ext.hooks.run_score(ext, state, pod, nodes)
+        if not changed:
+            return pod, positions, {}
+        rows = np.empty(len(new_nodes), dtype=np.int64)
+        replaced: dict[int, NodeInfo] = {}
+        for j, node in enumerate(new_nodes):
+            pos = snapshot.position.get(node.name)
+            if pos is None:
+                raise RuntimeError(f"a ScorePhaseHook returned node {node.name!r}, which is not in the snapshot")
+            rows[j] = pos
+            if node is not infos[pos].node:
+                twin = infos[pos].clone()
+                twin.node = node
+                replaced[j] = twin
+        return new_pod, rows, replaced
+
+    def run_hooked_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """One node through the FilterPhaseHooks, then every Filter plugin (per-node forms).
+
+        What Filter-with-nominated-pods and preemption's dry runs call, so hooks apply there as
+        in Koordinator's RunFilterPluginsWithNominatedPods; nominated pods are the caller's
+        business. Within a cycle's walk the hook results found by `find_feasible` are reused.
+        """
+        ext = self.extension
+        if ext is not None and ext.hooks.filter:
+            try:
+                pod, node_info = ext.filter_hook_result(state, pod, node_info)
+            except Exception as exc:  # a failing hook is an Error status for this node
+                return error(str(exc))
+        return self.run_filter_plugins(state, pod, node_info)
 
     def _score_error(self, positions: npt.NDArray[np.int64], message: str) -> ScoreOutcome:
         return ScoreOutcome(positions, [], [], np.zeros((0, len(positions)), np.int64), np.zeros(len(positions), np.int64), error(message))
