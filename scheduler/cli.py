@@ -17,6 +17,8 @@ from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.features import FeatureGateError, FeatureGates, parse_feature_gates
 from scheduler.config.loader import ConfigError, default_config, load_config
 from scheduler.framework.runtime import FrameworkError
+from scheduler.frameworkext.debug import render_markdown
+from scheduler.frameworkext.extender import Extender
 from scheduler.plugins.registry import new_registry
 from scheduler.records import AttemptRecord
 from scheduler.scheduler import Scheduler
@@ -62,7 +64,10 @@ def _build(args: argparse.Namespace, objs: ClusterObjects, now: float, keep_reco
             cluster.faults = load_faults(args.faults)
         except FaultConfigError as exc:
             raise UsageError(f"--faults: {exc}") from exc
-    sched = Scheduler(config, cluster, clock, new_registry(), seed=args.seed, feature_gates=gates, keep_records=keep_records)
+    extender = Extender(debug_top_n=max(0, getattr(args, "debug_scores", 0) or 0))
+    sched = Scheduler(
+        config, cluster, clock, new_registry(), seed=args.seed, feature_gates=gates, keep_records=keep_records, extender=extender
+    )
     return sched
 
 
@@ -157,26 +162,13 @@ def write_table(sched: Scheduler, scores: ScoresSpec, debug_scores: int, out: Te
             out.write(f"  {r.message}\n")
         for node, fail in sorted(r.filter_failures().items()):
             out.write(f"  {node}: {fail['plugin']} {fail['code']}: {'; '.join(fail['reasons'])}\n")
-        if scores.mode != "none" and r.score_outcome is not None and r.score_outcome.plugins:
-            rows = r.top_rows(debug_scores if debug_scores > 0 else (top or len(r.score_outcome.positions)))
-            if rows:
-                out.write(render_score_table(r.pod, rows, r.score_outcome.plugins))
+        so = r.score_outcome
+        # --debug-scores N prints the top-N table for every attempt, even with --scores none.
+        n = debug_scores if debug_scores > 0 else (0 if scores.mode == "none" or so is None else (top or len(so.positions)))
+        rows = r.top_rows(n)
+        if rows and so is not None:
+            out.write(render_markdown(r.pod, rows, so.plugins) + "\n")
         out.write("\n")
-
-
-def render_score_table(pod: str, rows: list[dict[str, Any]], plugins: list[str]) -> str:
-    """A markdown table `| # | Pod | Node | Score | <plugins> |`, numbers right-aligned."""
-    header = ["#", "Pod", "Node", "Score", *plugins]
-    body = [[str(i), pod, row["node"], str(row["total"]), *(str(row["plugins"][p]) for p in plugins)] for i, row in enumerate(rows)]
-    widths = [max(len(header[c]), *(len(b[c]) for b in body)) for c in range(len(header))]
-    numeric = {0, 3, *range(4, len(header))}
-
-    def line(cells: list[str]) -> str:
-        parts = [c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(cells)]
-        return "| " + " | ".join(parts) + " |\n"
-
-    sep = "|" + "|".join(("-" * (widths[i] + 1) + ":") if i in numeric else ("-" * (widths[i] + 2)) for i in range(len(header))) + "|\n"
-    return line(header) + sep + "".join(line(b) for b in body)
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -216,4 +208,4 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-__all__ = ["FeatureGates", "main", "peak_rss_mb", "render_score_table"]
+__all__ = ["FeatureGates", "main", "peak_rss_mb"]
