@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -18,6 +19,7 @@ from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.features import parse_feature_gates
 from scheduler.config.loader import default_config, load_config
+from scheduler.frameworkext.extender import Extender
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
 
@@ -156,6 +158,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--feature-gates", default="")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary of the measured part")
+    parser.add_argument("--debug-scores", type=int, default=0, help="debugTopNScores during the run (rows built only when read)")
+    parser.add_argument(
+        "--log-debug-scores", action="store_true", help="log the top-N table of every attempt (INFO), as Koordinator does"
+    )
 
 
 def _workload(args: argparse.Namespace) -> tuple[str, Workload]:
@@ -208,7 +214,13 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         objs.pods = list(work.init_pods)
     cluster = SimulatedCluster.from_objects(objs, clock)
     cluster.record_events = False
-    sched = Scheduler(config, cluster, clock, new_registry(), seed=args.seed,
+    if args.debug_scores < 0:
+        from scheduler.cli import UsageError
+
+        raise UsageError(f"--debug-scores: invalid value {args.debug_scores}; must be 0 or more")
+    if args.log_debug_scores:
+        logging.basicConfig(level=logging.INFO, stream=err, format="%(message)s")
+    sched = Scheduler(config, cluster, clock, new_registry(), seed=args.seed, extender=Extender(debug_top_n=args.debug_scores),
                       feature_gates=parse_feature_gates(args.feature_gates or ""), keep_records=False)
     sched.start()
     if name != "cluster":
