@@ -10,7 +10,6 @@ parsed as base-10 int64 and never match a label that does not parse.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,7 +19,7 @@ import numpy.typing as npt
 
 from scheduler.api.fields import join
 from scheduler.api.objects import Pod, PreferredSchedulingTerm
-from scheduler.api.selectors import NodeSelector, NodeSelectorTerm, Requirement
+from scheduler.api.selectors import NodeSelector, NodeSelectorTerm, Requirement, parse_go_int
 from scheduler.config.args import NodeAffinityArgs
 from scheduler.config.errors import invalid
 from scheduler.config.names import is_qualified_name, is_valid_label_value
@@ -56,16 +55,9 @@ BoolArray = npt.NDArray[np.bool_]
 PosArray = npt.NDArray[np.int64]
 
 # ----- selector parsing, as labels.NewRequirement and the field selector builder check it -----------
-_INT64_RE = re.compile(r"[+-]?[0-9]+")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
 def parse_int64(text: str) -> int | None:
-    """`strconv.ParseInt(text, 10, 64)`: optional sign and ASCII digits only, in int64 range; else None."""
-    if not _INT64_RE.fullmatch(text):
-        return None
-    value = int(text)
-    return value if _INT64_MIN <= value <= _INT64_MAX else None
+    """`strconv.ParseInt(text, 10, 64)` (the shared selector parser)."""
+    return parse_go_int(text)
 
 
 def aggregate(messages: list[str]) -> str:
@@ -119,22 +111,7 @@ def term_parse_error(term: NodeSelectorTerm, path: str = "") -> str | None:
 # ----- per-node matching --------------------------------------------------------------------
 def requirement_matches(req: Requirement, labels: Mapping[str, str]) -> bool:
     """`labels.Requirement.Matches` for one parsed node selector requirement."""
-    op = req.operator
-    if op == "In":
-        return req.key in labels and labels[req.key] in req.values
-    if op == "NotIn":
-        return req.key not in labels or labels[req.key] not in req.values
-    if op == "Exists":
-        return req.key in labels
-    if op == "DoesNotExist":
-        return req.key not in labels
-    if req.key not in labels:
-        return False
-    have = parse_int64(labels[req.key])
-    want = parse_int64(req.values[0])
-    if have is None or want is None:
-        return False
-    return have > want if op == "Gt" else have < want
+    return req.matches(labels)
 
 
 @dataclass(frozen=True, slots=True)

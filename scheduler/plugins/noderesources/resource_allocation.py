@@ -9,7 +9,7 @@ reference) and a batch form over the snapshot's arrays that must give the same i
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -112,6 +112,22 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return requested * MAX_NODE_SCORE // capacity
 
 
+def _weighted_mean(
+    resources: Sequence[ResourceWeight],
+    requested: Sequence[int],
+    allocatable: Sequence[int],
+    per_resource: Callable[[int, int], int],
+) -> int:
+    """Weighted mean of per-resource scores, skipping resources the node lacks (int64 truncation)."""
+    node_score = weight_sum = 0
+    for i, spec in enumerate(resources):
+        if allocatable[i] == 0:
+            continue
+        node_score += per_resource(requested[i], allocatable[i]) * spec.weight
+        weight_sum += spec.weight
+    return 0 if weight_sum == 0 else go_div_int(node_score, weight_sum)
+
+
 class LeastAllocatedStrategy:
     """Favours nodes with more unused capacity: weighted mean of unused fractions."""
 
@@ -121,13 +137,7 @@ class LeastAllocatedStrategy:
 
     def score(self, requested: Sequence[int], allocatable: Sequence[int]) -> int:
         """`leastResourceScorer` for one node."""
-        node_score = weight_sum = 0
-        for i, spec in enumerate(self.resources):
-            if allocatable[i] == 0:
-                continue
-            node_score += least_requested_score(requested[i], allocatable[i]) * spec.weight
-            weight_sum += spec.weight
-        return 0 if weight_sum == 0 else go_div_int(node_score, weight_sum)
+        return _weighted_mean(self.resources, requested, allocatable, least_requested_score)
 
     def score_batch(self, requested: IntMatrix, allocatable: IntMatrix) -> IntArray:
         """`leastResourceScorer` for many nodes."""
@@ -146,13 +156,7 @@ class MostAllocatedStrategy:
 
     def score(self, requested: Sequence[int], allocatable: Sequence[int]) -> int:
         """`mostResourceScorer` for one node."""
-        node_score = weight_sum = 0
-        for i, spec in enumerate(self.resources):
-            if allocatable[i] == 0:
-                continue
-            node_score += most_requested_score(requested[i], allocatable[i]) * spec.weight
-            weight_sum += spec.weight
-        return 0 if weight_sum == 0 else go_div_int(node_score, weight_sum)
+        return _weighted_mean(self.resources, requested, allocatable, most_requested_score)
 
     def score_batch(self, requested: IntMatrix, allocatable: IntMatrix) -> IntArray:
         """`mostResourceScorer` for many nodes."""
