@@ -635,7 +635,7 @@ class Scheduler:
 
             def released(result: Status) -> None:
                 self.waiting.pop(pod.uid, None)
-                self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, result))
+                self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, result, record))
 
             waiting = WaitingPodImpl(assumed, node, {p: now + t for p, t in waits.items()}, released, dict(waits))
             self.waiting[pod.uid] = waiting
@@ -643,7 +643,7 @@ class Scheduler:
                 self._timers.append((now + timeout, pod.uid, plugin))
             self._update_pending()
             return
-        self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status()))
+        self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record))
 
     def _fail_after_assume(
         self, fwk: Framework, qpi: QueuedPodInfo, status: Status, record: AttemptRecord, started: float, outcome: str
@@ -658,10 +658,18 @@ class Scheduler:
         self._update_pending()
 
     def _binding_cycle(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str, started: float, permit: Status
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: Pod,
+        node: str,
+        started: float,
+        permit: Status,
+        record: AttemptRecord,
     ) -> None:
         if not permit.success:
-            self._binding_failed(fwk, state, qpi, assumed, node, permit, started)
+            self._binding_failed(fwk, state, qpi, assumed, node, permit, started, record)
             return
         status = fwk.run_pre_bind(state, assumed, node)
         if status.success:
@@ -669,8 +677,12 @@ class Scheduler:
             if status.code == Code.SKIP:
                 status = error(f"no bind plugin bound pod {assumed.key}")
         if not status.success:
-            self._binding_failed(fwk, state, qpi, assumed, node, status, started)
+            self._binding_failed(fwk, state, qpi, assumed, node, status, started, record)
             return
+        if record.outcome == "Waiting":
+            # Released from Permit and bound: the attempt's outcome is now known.
+            record.outcome = "Scheduled"
+            self._publish(record, update=True)
         self.cache.finish_binding(assumed)
         fwk.run_post_bind(state, assumed, node)
         self.queue.done(assumed.uid)
@@ -680,32 +692,34 @@ class Scheduler:
         self.metrics.attempt("scheduled", fwk.profile_name, self.last_bound_at - started)
 
     def _binding_failed(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str, status: Status, started: float
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: Pod,
+        node: str,
+        status: Status,
+        started: float,
+        record: AttemptRecord,
     ) -> None:
         fwk.run_unreserve(state, assumed, node)
         self.cache.forget(assumed)
         # The freed resources may let other pods in, as an assigned pod's deletion would.
         self.queue.move_all(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"))
         is_error = status.code == Code.ERROR
-        record = AttemptRecord(
-            at=self.clock.now(),
-            pod=assumed.key,
-            uid=assumed.uid,
-            profile=fwk.profile_name,
-            attempt=qpi.attempts,
-            outcome="Error" if is_error else "Rejected",
-            message=status.message,
-            num_all_nodes=self.snapshot.num_nodes,
-            names=self.snapshot.names,
-        )
+        # Binding belongs to the same attempt: its record is updated, not repeated.
+        record.outcome = "Error" if is_error else "Rejected"
+        record.message = status.message
+        record.node = None
         self.cluster.record("Warning", "FailedScheduling", assumed.key, status.message)
         self.queue.requeue_failed(qpi, {status.plugin} if status.plugin and not is_error else set(), is_error)
         self.metrics.attempt("error" if is_error else "unschedulable", fwk.profile_name, time.perf_counter() - started)
-        self._publish(record, binding=True)
+        self._publish(record, update=True)
 
     # ----- driving ----------------------------------------------------------------------------
-    def _publish(self, record: AttemptRecord, binding: bool = False) -> None:
-        if self.keep_records:
+    def _publish(self, record: AttemptRecord, update: bool = False) -> None:
+        """Hand a record to the listeners; an update re-sends one already kept."""
+        if self.keep_records and not update:
             self.records.append(record)
         for listener in self.listeners:
             listener(record)

@@ -113,8 +113,9 @@ def test_permit_timeout_rejects_on_the_virtual_clock() -> None:
     assert waiting.pending_plugins() == ["Permit"]
     sched.run(max_attempts=2)
     assert sched.clock.now() >= START + 30
-    rejected = sched.records[1]
-    assert rejected.outcome == "Rejected"
+    # The timeout ends the same attempt: its record turns from Waiting to Rejected.
+    rejected = sched.records[0]
+    assert rejected.outcome == "Rejected" and rejected.attempt == 1 and rejected.node is None
     assert rejected.message == "rejected due to timeout after waiting 30s at plugin Permit"
     assert sched.cache.is_assumed("uid-default-p") is False
 
@@ -126,6 +127,7 @@ def test_permit_allow_binds() -> None:
     sched.waiting["uid-default-p"].allow("Permit")
     sched.run(max_attempts=1)
     assert sched.cluster.pods["uid-default-p"].node_name in {"n0", "n1", "n2"}
+    assert [r.outcome for r in sched.records] == ["Scheduled"]
     assert sched.clock.now() == START
 
 
@@ -134,8 +136,8 @@ def test_binding_failure_forgets_and_backs_off() -> None:
     sched = start([profile()], [binder], pods=[make_pod("p")])
     sched.run(max_attempts=3)
     outcomes = [(r.outcome, r.attempt) for r in sched.records]
-    assert outcomes[:2] == [("Scheduled", 1), ("Error", 1)]
-    assert sched.records[1].message == "binding refused"
+    assert outcomes[:2] == [("Error", 1), ("Error", 2)]
+    assert sched.records[0].message == "binding refused"
     assert not sched.cache.is_assumed("uid-default-p")
     assert int(sched.snapshot.pod_count.sum()) == 0
     binder.fail = False
