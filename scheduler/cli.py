@@ -160,6 +160,8 @@ def write_table(sched: Scheduler, scores: ScoresSpec, debug_scores: int, out: Te
         out.write(f"{r.pod}  attempt {r.attempt}  [{r.profile}]  {r.outcome}  {where}\n")
         if r.message:
             out.write(f"  {r.message}\n")
+        if r.victims:
+            out.write(f"  victims: {', '.join(r.victims)}\n")
         for node, fail in sorted(r.filter_failures().items()):
             out.write(f"  {node}: {fail['plugin']} {fail['code']}: {'; '.join(fail['reasons'])}\n")
         so = r.score_outcome

@@ -114,3 +114,15 @@ def test_bench_prints_one_json_line() -> None:
     result = json.loads(out.strip().splitlines()[-1])
     assert set(result) == {"workload", "nodes", "pods", "scheduled", "seconds", "pods_per_second", "peak_rss_mb"}
     assert result["scheduled"] == 100 and result["nodes"] == 50
+
+
+def test_table_names_preemption_victims(tmp_path: pathlib.Path) -> None:
+    small = NODES.replace("cpu: '4'", "cpu: '2'").replace("spec: {taints: [{key: k, value: v, effect: NoSchedule}]}", "")
+    low = POD.replace("name: p,", "name: low,").replace("CPU", "2").replace("spec: {", "spec: {nodeName: a, priority: 0, ")
+    low2 = POD.replace("name: p,", "name: low2,").replace("CPU", "2").replace("spec: {", "spec: {nodeName: b, priority: 5, ")
+    high = POD.replace("CPU", "2").replace("spec: {", "spec: {priority: 100, ")
+    code, out, _ = run("simulate", "--cluster", write(tmp_path, "c.yaml", small + low + low2 + high), "--output", "table", "--seed", "1")
+    assert code == 0
+    assert "default/p  attempt 1  [default-scheduler]  Nominated  a" in out
+    assert "  victims: default/low" in out
+    assert "default/p  attempt 2  [default-scheduler]  Scheduled  a" in out
