@@ -126,3 +126,13 @@ def test_table_names_preemption_victims(tmp_path: pathlib.Path) -> None:
     assert "default/p  attempt 1  [default-scheduler]  Nominated  a" in out
     assert "  victims: default/low" in out
     assert "default/p  attempt 2  [default-scheduler]  Scheduled  a" in out
+
+
+def test_the_demo_cluster_of_run_sh_schedules() -> None:
+    # ./run.sh (the README's first command) runs exactly this.
+    demo = pathlib.Path(__file__).resolve().parents[1] / "examples" / "demo"
+    code, out, err = run("simulate", "--cluster", str(demo), "--output", "table", "--debug-scores", "3")
+    assert code == 0, err
+    assert "shop/huge-0  attempt 1  [default-scheduler]  Unschedulable" in out
+    assert "| # | Pod | Node | Score |" in out
+    assert out.count("Scheduled") >= 6
