@@ -8,6 +8,7 @@ Indexes derived from node labels, taints and images are cached per `node_generat
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import overload
 
@@ -15,12 +16,14 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Node, Pod
-from scheduler.api.selectors import Taint
+from scheduler.api.selectors import LabelSelector, Taint
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo, Resource, is_scalar_resource
 
 FIXED_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+MAX_SELECTOR_COUNTERS = 64
+"""Live selector counters kept at most; each one costs a selector match in every add_pod/remove_pod."""
 
 
 def zone_key(node: Node) -> str:
@@ -60,6 +63,10 @@ class Snapshot:
         self._derived: dict[object, object] = {}
         self._derived_generation = -1
         self._pod_rows: dict[str, int] = {}
+        # Selector counters: namespace -> selector -> matching pods per row (capacity-sized), and
+        # the (namespace, selector) pairs from least to most recently requested.
+        self._counters: dict[str, dict[LabelSelector, npt.NDArray[np.int64]]] = {}
+        self._counter_lru: OrderedDict[tuple[str, LabelSelector], None] = OrderedDict()
 
     # ----- sizes and array views ---------------------------------------------------------
     @property
@@ -150,6 +157,9 @@ class Snapshot:
         self._unschedulable = grown(self._unschedulable, (cap,))  # type: ignore[assignment]
         self._affinity_pods = grown(self._affinity_pods, (cap,))  # type: ignore[assignment]
         self._anti_affinity_pods = grown(self._anti_affinity_pods, (cap,))  # type: ignore[assignment]
+        for by_selector in self._counters.values():
+            for selector, arr in by_selector.items():
+                by_selector[selector] = grown(arr, (cap,))  # type: ignore[assignment]
         self._capacity = cap
 
     def _write_node_row(self, pos: int, node: Node) -> None:
@@ -181,6 +191,9 @@ class Snapshot:
         self._pod_count[pos] = 0
         self._affinity_pods[pos] = 0
         self._anti_affinity_pods[pos] = 0
+        for by_selector in self._counters.values():
+            for arr in by_selector.values():
+                arr[pos] = 0
         self._node_changed()
         return info
 
@@ -214,6 +227,7 @@ class Snapshot:
             self._unschedulable,
             self._affinity_pods,
             self._anti_affinity_pods,
+            *(arr for by_selector in self._counters.values() for arr in by_selector.values()),
         ):
             arr[pos : n - 1] = arr[pos + 1 : n]
         for i in range(pos, n - 1):
@@ -272,6 +286,7 @@ class Snapshot:
             self._affinity_pods[pos] += 1
         if info.required_anti_affinity_terms:
             self._anti_affinity_pods[pos] += 1
+        self._count_selected(pod, pos, 1)
         self._pod_rows[pod.uid] = pos
         self.generation += 1
         return info
@@ -294,6 +309,7 @@ class Snapshot:
             self._affinity_pods[pos] -= 1
         if info.required_anti_affinity_terms:
             self._anti_affinity_pods[pos] -= 1
+        self._count_selected(old, pos, -1)
         self.generation += 1
         return True
 
@@ -309,6 +325,48 @@ class Snapshot:
     def nodes_with_required_anti_affinity_pods(self) -> list[NodeInfo]:
         """Nodes running at least one pod with required anti-affinity terms."""
         return [self.node_infos[int(p)] for p in np.flatnonzero(self._anti_affinity_pods[: self.num_nodes])]
+
+    # ----- selector counters ----------------------------------------------------------------
+    def _count_selected(self, pod: Pod, pos: int, delta: int) -> None:
+        """Add delta at row pos to every live counter of the pod's namespace that selects it."""
+        by_selector = self._counters.get(pod.meta.namespace)
+        if not by_selector or pod.meta.deletion_timestamp is not None:
+            return
+        labels = pod.meta.labels
+        for selector, arr in by_selector.items():
+            if selector.matches(labels):
+                arr[pos] += delta
+
+    def selector_counts(self, namespace: str, selector: LabelSelector) -> npt.NDArray[np.int64]:
+        """Per node, its pods of `namespace`, not terminating, that `selector` selects.
+
+        Built by one walk over the pods on first request, then kept up to date by add_pod and
+        remove_pod; only the MAX_SELECTOR_COUNTERS most recently requested are kept. The result
+        is a live view: read it at once, do not keep or mutate it.
+        """
+        key = (namespace, selector)
+        by_selector = self._counters.setdefault(namespace, {})
+        arr = by_selector.get(selector)
+        if arr is not None:
+            self._counter_lru.move_to_end(key)
+            return arr[: self.num_nodes]
+        arr = np.zeros(self._capacity, dtype=np.int64)
+        for pos, info in enumerate(self.node_infos):
+            found = 0
+            for pod_info in info.pods:
+                meta = pod_info.pod.meta
+                if meta.deletion_timestamp is None and meta.namespace == namespace and selector.matches(meta.labels):
+                    found += 1
+            arr[pos] = found
+        by_selector[selector] = arr
+        self._counter_lru[key] = None
+        while len(self._counter_lru) > MAX_SELECTOR_COUNTERS:
+            old_namespace, old_selector = self._counter_lru.popitem(last=False)[0]
+            old = self._counters[old_namespace]
+            del old[old_selector]
+            if not old:
+                del self._counters[old_namespace]
+        return arr[: self.num_nodes]
 
     # ----- per-node views -----------------------------------------------------------------
     def resource_of(self, pos: int, which: str) -> Resource:

@@ -273,6 +273,39 @@ def match_counts(
     return [tallies[slot[selector]] for selector in selectors]
 
 
+def _own_nodes(nodes: Sequence[NodeInfo], snapshot: Snapshot) -> bool:
+    """Whether every NodeInfo is the snapshot's own one at its row (so its counters describe it)."""
+    if nodes is snapshot.node_infos:
+        return True
+    infos = snapshot.node_infos
+    return all(0 <= info.position < len(infos) and infos[info.position] is info for info in nodes)
+
+
+def selected_counts(
+    snapshot: Snapshot,
+    nodes: Sequence[NodeInfo],
+    rows: IntArray,
+    indices: IntArray,
+    selectors: Sequence[LabelSelector | None],
+    namespace: str,
+) -> list[IntArray]:
+    """`match_counts`, read from the snapshot's selector counters instead of walking pods.
+
+    `rows[j]` is the snapshot row of `nodes[j]`. Nodes that are not the snapshot's own
+    NodeInfos (clones, foreign lists) fall back to the per-node walk.
+    """
+    if not _own_nodes(nodes, snapshot):
+        return match_counts(nodes, indices, selectors, namespace)
+    picked = rows[indices]
+    out = []
+    for selector in selectors:
+        tally = np.zeros(len(nodes), dtype=np.int64)
+        if selector is not None:
+            tally[indices] = snapshot.selector_counts(namespace, selector)[picked]
+        out.append(tally)
+    return out
+
+
 def add_counts(domains: Domains, slots: IntArray, counts: IntArray) -> None:
     """Mark these slots as domains and add the counts to them."""
     if slots.size == 0:

@@ -29,11 +29,11 @@ from scheduler.plugins.podtopologyspread.common import (
     Domains,
     InclusionMasks,
     add_counts,
-    match_counts,
     match_node_inclusion_policies,
     node_has_all_keys,
     node_rows,
     required_node_affinity,
+    selected_counts,
 )
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def compute_pre_filter_state(
 
     A node is eligible for a constraint when it carries every constraint's topology key and
     passes that constraint's node inclusion policies. Eligibility comes from the snapshot's label
-    and taint indexes; only the pods of eligible nodes are walked.
+    and taint indexes; matching pods per node from the snapshot's selector counters.
     """
     rows = node_rows(nodes, snapshot)
     keyed = [snapshot.label_codes(c.topology_key) for c in constraints]
@@ -88,7 +88,7 @@ def compute_pre_filter_state(
     inclusion = InclusionMasks(pod, snapshot)
     eligible = [has_keys & inclusion.mask(c)[rows] for c in constraints]
     wanted = np.flatnonzero(np.logical_or.reduce(eligible) & (snapshot.pod_count[rows] > 0))
-    counts = match_counts(nodes, wanted, [c.selector for c in constraints], pod.namespace)
+    counts = selected_counts(snapshot, nodes, rows, wanted, [c.selector for c in constraints], pod.namespace)
     domains = []
     for (_, values), codes, mask, count in zip(keyed, node_codes, eligible, counts, strict=True):
         table = Domains(values)

@@ -22,11 +22,11 @@ from scheduler.plugins.podtopologyspread.common import (
     InclusionMasks,
     add_counts,
     count_pods_match,
-    match_counts,
     node_rows,
     round_half_away,
     round_half_away_array,
     score_for_count,
+    selected_counts,
     topology_normalizing_weight,
 )
 
@@ -120,8 +120,13 @@ def compute_pre_score_state(
         wanted.append(counted_rows & in_domain & inclusion.mask(c))
         weights.append(topology_normalizing_weight(int(np.count_nonzero(table.present))))
 
-    counts = match_counts(
-        all_nodes, np.flatnonzero(np.logical_or.reduce(wanted)), [c.selector for c in constraints], pod.namespace
+    counts = selected_counts(
+        snapshot,
+        all_nodes,
+        node_rows(all_nodes, snapshot),
+        np.flatnonzero(np.logical_or.reduce(wanted)),
+        [c.selector for c in constraints],
+        pod.namespace,
     )
     host_counts: list[npt.NDArray[np.int64] | None] = []
     for counted, counted_slots, mask, count in zip(domains, slots_of, wanted, counts, strict=True):
