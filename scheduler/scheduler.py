@@ -524,6 +524,9 @@ class Scheduler:
         once as if they were running there, once without (`RunFilterPluginsWithNominatedPods`)."""
         # With phase hooks (frameworkext) the per-node filter runs them first, as Koordinator does.
         run_filters = getattr(fwk, "run_hooked_filter", None) or fwk.run_filter_plugins
+        # No pod nominated to this node (the usual case): nothing to add.
+        if not self.queue.nominated.get(info.name):
+            return run_filters(state, pod, info)
         prio = pod.effective_priority
         nominated = [
             pi for pi in self.queue.nominated_pods_for_node(info.name) if pi.pod.uid != pod.uid and pi.pod.effective_priority >= prio

@@ -66,6 +66,35 @@ class ProtocolPort:
     port: int
 
 
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """A pod's amounts as `_account` adds them, and its host-port keys."""
+
+    pod: Pod
+    milli_cpu: int
+    memory: int
+    ephemeral_storage: int
+    scalars: tuple[tuple[str, int], ...]
+    nonzero_cpu: int
+    nonzero_memory: int
+    ports: tuple[ProtocolPort, ...]
+
+    @classmethod
+    def of(cls, pod: Pod) -> _Derived:
+        """Derive from a pod."""
+        requests = pod.requests
+        return cls(
+            pod,
+            requests.get(CPU, 0),
+            requests.get(MEMORY, 0),
+            requests.get(EPHEMERAL_STORAGE, 0),
+            tuple((name, amount) for name, amount in requests.items() if is_scalar_resource(name)),
+            pod.nonzero_cpu,
+            pod.nonzero_memory,
+            tuple(ProtocolPort(port.host_ip or "0.0.0.0", port.protocol, port.host_port) for port in pod.host_ports),
+        )
+
+
 @dataclass(slots=True, eq=False)
 class PodInfo:
     """A pod with its affinity terms unpacked once (`framework.PodInfo`)."""
@@ -75,6 +104,15 @@ class PodInfo:
     required_anti_affinity_terms: tuple[PodAffinityTerm, ...] = ()
     preferred_affinity_terms: tuple[WeightedPodAffinityTerm, ...] = ()
     preferred_anti_affinity_terms: tuple[WeightedPodAffinityTerm, ...] = ()
+    # What NodeInfo bookkeeping needs from the pod, derived once (rebuilt if `pod` is replaced).
+    _derived: _Derived | None = field(default=None, repr=False, compare=False)
+
+    def derived(self) -> _Derived:
+        """The pod's request amounts and host-port keys, computed once per pod object."""
+        d = self._derived
+        if d is None or d.pod is not self.pod:
+            d = self._derived = _Derived.of(self.pod)
+        return d
 
     @classmethod
     def of(cls, pod: Pod) -> PodInfo:
@@ -177,46 +215,62 @@ class NodeInfo:
         twin.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
         twin.used_ports = dict(self.used_ports)
         twin.generation = self.generation
-        twin._detached = {
-            "allocatable": self.allocatable,
-            "requested": _copy_resource(self.requested),
-            "nonzero": _copy_resource(self.nonzero_requested),
-        }
+        if self._detached is None:
+            # The snapshot builds fresh Resource views, so there is nothing to copy.
+            twin._detached = {
+                "allocatable": self.allocatable,
+                "requested": self.requested,
+                "nonzero": self.nonzero_requested,
+            }
+        else:
+            twin._detached = {
+                "allocatable": self.allocatable,
+                "requested": _copy_resource(self.requested),
+                "nonzero": _copy_resource(self.nonzero_requested),
+            }
         return twin
 
     def add_pod(self, info: PodInfo) -> None:
         """Record a pod on this node (the snapshot's arrays are updated by the snapshot)."""
+        d = info.derived()
         if self._detached is not None:
-            _account(self._detached, info.pod, 1)
+            _account(self._detached, d, 1)
         self.pods.append(info)
         if info.has_affinity:
             self.pods_with_affinity.append(info)
         if info.required_anti_affinity_terms:
             self.pods_with_required_anti_affinity.append(info)
-        for port in info.pod.host_ports:
-            key = ProtocolPort(port.host_ip or "0.0.0.0", port.protocol, port.host_port)
-            self.used_ports[key] = self.used_ports.get(key, 0) + 1
+        if d.ports:
+            used = self.used_ports
+            for key in d.ports:
+                used[key] = used.get(key, 0) + 1
         self.generation += 1
 
     def remove_pod(self, pod: Pod) -> PodInfo | None:
         """Forget a pod by uid; returns its PodInfo or None when it was not here."""
-        for i, info in enumerate(self.pods):
-            if info.pod.uid == pod.uid:
-                del self.pods[i]
+        uid = pod.meta.uid
+        pods = self.pods
+        for i, info in enumerate(pods):
+            if info.pod.meta.uid == uid:
+                del pods[i]
                 break
         else:
             return None
+        d = info.derived()
         if self._detached is not None:
-            _account(self._detached, info.pod, -1)
-        self.pods_with_affinity = [p for p in self.pods_with_affinity if p.pod.uid != pod.uid]
-        self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity if p.pod.uid != pod.uid]
-        for port in info.pod.host_ports:
-            key = ProtocolPort(port.host_ip or "0.0.0.0", port.protocol, port.host_port)
-            left = self.used_ports.get(key, 0) - 1
-            if left > 0:
-                self.used_ports[key] = left
-            else:
-                self.used_ports.pop(key, None)
+            _account(self._detached, d, -1)
+        if self.pods_with_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.pod.meta.uid != uid]
+        if self.pods_with_required_anti_affinity:
+            self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity if p.pod.meta.uid != uid]
+        if d.ports:
+            used = self.used_ports
+            for key in d.ports:
+                left = used.get(key, 0) - 1
+                if left > 0:
+                    used[key] = left
+                else:
+                    used.pop(key, None)
         self.generation += 1
         return info
 
@@ -235,14 +289,20 @@ def _copy_resource(res: Resource) -> Resource:
     return Resource(res.milli_cpu, res.memory, res.ephemeral_storage, res.allowed_pod_number, dict(res.scalar_resources))
 
 
-def _account(totals: dict[str, Resource], pod: Pod, sign: int) -> None:
+def _account(totals: dict[str, Resource], d: _Derived, sign: int) -> None:
     req = totals["requested"]
-    req.milli_cpu += sign * pod.requests.get(CPU, 0)
-    req.memory += sign * pod.requests.get(MEMORY, 0)
-    req.ephemeral_storage += sign * pod.requests.get(EPHEMERAL_STORAGE, 0)
-    for name, amount in pod.requests.items():
-        if is_scalar_resource(name):
-            req.scalar_resources[name] = req.scalar_resources.get(name, 0) + sign * amount
+    if sign > 0:
+        req.milli_cpu += d.milli_cpu
+        req.memory += d.memory
+        req.ephemeral_storage += d.ephemeral_storage
+    else:
+        req.milli_cpu -= d.milli_cpu
+        req.memory -= d.memory
+        req.ephemeral_storage -= d.ephemeral_storage
+    if d.scalars:
+        scalar = req.scalar_resources
+        for name, amount in d.scalars:
+            scalar[name] = scalar.get(name, 0) + sign * amount
     nonzero = totals["nonzero"]
-    nonzero.milli_cpu += sign * pod.nonzero_cpu
-    nonzero.memory += sign * pod.nonzero_memory
+    nonzero.milli_cpu += sign * d.nonzero_cpu
+    nonzero.memory += sign * d.nonzero_memory

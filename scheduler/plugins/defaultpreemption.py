@@ -32,6 +32,7 @@ from scheduler.preemption.evaluator import (
     Evaluator,
     Victims,
     more_important_pod,
+    pod_start_time,
     sort_by_importance,
 )
 
@@ -119,6 +120,7 @@ class DefaultPreemption:
         self.is_eligible_pod: IsEligiblePod = lambda node_info, victim, preemptor: True
         # Victim order, most important first (upstream MoreImportantPod).
         self.more_important_pod: MoreImportantPod = lambda a, b: more_important_pod(a, b, handle.now())
+        self._default_more_important_pod = self.more_important_pod
         sched = getattr(handle, "scheduler", None)
         rng: random.Random = sched.rng if sched is not None else random.Random()
         # The dry run's random start among the potential nodes (upstream getOffsetRand).
@@ -199,13 +201,26 @@ class DefaultPreemption:
             return sched.run_filter_with_nominated_pods(fwk, state, pod, node_info)  # type: ignore[no-any-return]
         return fwk.run_filter_plugins(state, pod, node_info)  # type: ignore[union-attr,no-any-return]
 
+    def _sort_by_importance(self, infos: list[PodInfo]) -> None:
+        """Most important first. With the default `more_important_pod` a key sort: the key's `<`
+        is exactly that comparison (for one `now`), so the stable sort is the same."""
+        if len(infos) < 2:
+            return
+        if self.more_important_pod is self._default_more_important_pod:
+            now = self.handle.now()
+            infos.sort(key=lambda info: (-info.pod.effective_priority, pod_start_time(info.pod, now)))
+            return
+        sort_by_importance(infos, self.more_important_pod, key=lambda info: info.pod)
+
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: list[PodDisruptionBudget]
     ) -> tuple[list[Pod], int, Status]:
         """Remove every eligible lower-priority pod; if the pod then fits, add them back most
         important first (PDB-violating ones before the others) while it still fits; the pods
         that could not come back are the victims. `state` and `node_info` are copies."""
-        fwk: Any = getattr(self.handle, "framework", None)
+        handle = self.handle
+        fwk: Any = getattr(handle, "framework", None)
+        sched: Any = getattr(handle, "scheduler", None)
 
         def remove(info: PodInfo) -> Status:
             node_info.remove_pod(info.pod)
@@ -215,7 +230,19 @@ class DefaultPreemption:
             node_info.add_pod(info)
             return fwk.run_pre_filter_add_pod(state, pod, info, node_info)  # type: ignore[no-any-return]
 
-        potential = [info for info in node_info.pods if self.is_preemption_allowed(node_info, info, pod)]
+        # Looked up once per node rather than per filter run (the handle does not change).
+        if sched is not None:
+            run_filter_nominated = sched.run_filter_with_nominated_pods
+
+            def fits() -> bool:
+                return run_filter_nominated(fwk, state, pod, node_info).code == Code.SUCCESS  # type: ignore[no-any-return]
+        else:
+
+            def fits() -> bool:
+                return fwk.run_filter_plugins(state, pod, node_info).code == Code.SUCCESS  # type: ignore[no-any-return]
+
+        is_allowed = self.is_preemption_allowed
+        potential = [info for info in node_info.pods if is_allowed(node_info, info, pod)]
         for info in potential:
             status = remove(info)
             if not status.success:
@@ -226,35 +253,35 @@ class DefaultPreemption:
         status = self._filter(state, pod, node_info)
         if not status.success:
             return [], 0, status
-        sort_by_importance(potential, self.more_important_pod, key=lambda info: info.pod)
+        self._sort_by_importance(potential)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
         num_violating = 0
 
-        def reprieve(info: PodInfo) -> tuple[bool, Status]:
+        def reprieve(info: PodInfo) -> tuple[bool, Status | None]:
             status = add(info)
             if not status.success:
                 return False, error(status.message)
-            fits = self._filter(state, pod, node_info).success
-            if not fits:
-                status = remove(info)
-                if not status.success:
-                    return False, error(status.message)
-                victims.append(info)
-            return fits, Status()
+            if fits():
+                return True, None
+            status = remove(info)
+            if not status.success:
+                return False, error(status.message)
+            victims.append(info)
+            return False, None
 
         for info in violating:
-            fits, status = reprieve(info)
-            if not status.success:
-                return [], 0, status
-            if not fits:
+            fit, failure = reprieve(info)
+            if failure is not None:
+                return [], 0, failure
+            if not fit:
                 num_violating += 1
         for info in non_violating:
-            _, status = reprieve(info)
-            if not status.success:
-                return [], 0, status
+            _, failure = reprieve(info)
+            if failure is not None:
+                return [], 0, failure
         if violating and non_violating:
-            sort_by_importance(victims, self.more_important_pod, key=lambda info: info.pod)
+            self._sort_by_importance(victims)
         return [info.pod for info in victims], num_violating, Status()
 
 

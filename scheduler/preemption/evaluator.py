@@ -325,7 +325,10 @@ class Evaluator:
         fast = getattr(statuses, "names_with_code", None)
         if callable(fast):
             wanted = set(fast(Code.UNSCHEDULABLE))
-            return [snapshot.node_infos[int(p)] for p in snapshot.order if snapshot.names[int(p)] in wanted]
+            infos, names = snapshot.node_infos, snapshot.names
+            order = snapshot.order
+            rows = order.tolist() if hasattr(order, "tolist") else [int(p) for p in order]
+            return [infos[p] for p in rows if names[p] in wanted]
         out = []
         for p in snapshot.order:
             info = snapshot.node_infos[int(p)]
