@@ -655,6 +655,11 @@ class Scheduler:
         record.outcome = "Error" if is_error else outcome
         record.node = None
         record.message = status.message
+        self._requeue_after_assume(fwk, qpi, status, started)
+
+    def _requeue_after_assume(self, fwk: Framework, qpi: QueuedPodInfo, status: Status, started: float) -> None:
+        """A failure after the pod was assumed: event, requeue (the failing plugin rejects it), metrics."""
+        is_error = status.code == Code.ERROR
         self.cluster.record("Warning", "FailedScheduling", qpi.pod.key, status.message)
         self.queue.requeue_failed(qpi, {status.plugin} if status.plugin and not is_error else set(), is_error)
         self.metrics.attempt("error" if is_error else "unschedulable", fwk.profile_name, time.perf_counter() - started)
@@ -714,9 +719,7 @@ class Scheduler:
         record.outcome = "Error" if is_error else "Rejected"
         record.message = status.message
         record.node = None
-        self.cluster.record("Warning", "FailedScheduling", assumed.key, status.message)
-        self.queue.requeue_failed(qpi, {status.plugin} if status.plugin and not is_error else set(), is_error)
-        self.metrics.attempt("error" if is_error else "unschedulable", fwk.profile_name, time.perf_counter() - started)
+        self._requeue_after_assume(fwk, qpi, status, started)
         self._publish(record, update=True)
 
     # ----- driving ----------------------------------------------------------------------------

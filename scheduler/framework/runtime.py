@@ -327,22 +327,20 @@ class Framework:
 
     def run_pre_filter_add_pod(self, state: CycleState, pod: Pod, to_add: PodInfo, node_info: NodeInfo) -> Status:
         """The AddPod extensions of PreFilter plugins not skipped in this cycle."""
-        for entry in self.points["pre_filter"]:
-            if entry.extensions is None or entry.name in state.skip_filter_plugins:
-                continue
-            status = _guard(entry.extensions.add_pod, state, pod, to_add, node_info)
-            if not status.success:
-                return error(f"running AddPod on PreFilter plugin {entry.name!r}: {status.message}")
-        return Status()
+        return self._run_pre_filter_extension("AddPod", state, pod, to_add, node_info)
 
     def run_pre_filter_remove_pod(self, state: CycleState, pod: Pod, to_remove: PodInfo, node_info: NodeInfo) -> Status:
         """The RemovePod extensions of PreFilter plugins not skipped in this cycle."""
+        return self._run_pre_filter_extension("RemovePod", state, pod, to_remove, node_info)
+
+    def _run_pre_filter_extension(self, kind: str, state: CycleState, pod: Pod, other: PodInfo, node_info: NodeInfo) -> Status:
+        method = "add_pod" if kind == "AddPod" else "remove_pod"
         for entry in self.points["pre_filter"]:
             if entry.extensions is None or entry.name in state.skip_filter_plugins:
                 continue
-            status = _guard(entry.extensions.remove_pod, state, pod, to_remove, node_info)
+            status = _guard(getattr(entry.extensions, method), state, pod, other, node_info)
             if not status.success:
-                return error(f"running RemovePod on PreFilter plugin {entry.name!r}: {status.message}")
+                return error(f"running {kind} on PreFilter plugin {entry.name!r}: {status.message}")
         return Status()
 
     def find_feasible(
