@@ -214,6 +214,7 @@ class Scheduler:
         feature_gates: Any = None,
         keep_records: bool = True,
         extender: Extender | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.config = config
         self.cluster = cluster
@@ -221,7 +222,8 @@ class Scheduler:
         self.feature_gates = feature_gates
         self.snapshot = Snapshot()
         self.cache = Cache(self.snapshot)
-        self.metrics = Metrics()
+        # A host that rebuilds its profiles hands the old registry over so counters keep counting.
+        self.metrics = metrics if metrics is not None else Metrics()
         self.rng = random.Random(seed)
         self.next_start_index = 0
         self.waiting: dict[str, WaitingPodImpl] = {}
@@ -776,6 +778,63 @@ class Scheduler:
         if expiry is not None:
             moments.append(expiry)
         return min(moments) if moments else None
+
+    def step(self) -> bool:
+        """One turn of the loop without waiting: due tasks, Permit timeouts, one scheduling cycle.
+
+        Returns whether anything happened. A host that owns the loop (the console's engine
+        thread) calls this between its own work and waits on `next_wakeup` itself.
+        """
+        with self.lock:
+            ran = self._run_tasks()
+            ran = self._expire_permits() or ran
+            ran = self._run_tasks() or ran
+            record = self.schedule_one()
+            return ran or record is not None or self._popped or bool(self.tasks)
+
+    def flush_queues(self) -> None:
+        """Move pods whose backoff expired, and pods left unschedulable too long, back to activeQ."""
+        with self.lock:
+            self.queue.flush_backoff()
+            self.queue.flush_unschedulable_leftover()
+            self._update_pending()
+
+    def evaluate(self, pod: Pod, profile: str | None = None) -> AttemptRecord:
+        """A what-if: PreFilter, Filter and Score for `pod` against the current snapshot.
+
+        Nothing changes: no assume, no PostFilter (preemption would make API calls), no events,
+        and the sampling start index and tie-break generator are restored afterwards.
+        """
+        name = profile or pod.scheduler_name
+        fwk = self.profiles.get(name)
+        if fwk is None:
+            raise KeyError(name)
+        with self.lock:
+            start_index, rng_state = self.next_start_index, self.rng.getstate()
+            try:
+                record = AttemptRecord(
+                    at=self.clock.now(),
+                    pod=pod.key,
+                    uid=pod.uid,
+                    profile=name,
+                    attempt=0,
+                    outcome="Unschedulable",
+                    num_all_nodes=self.snapshot.num_nodes,
+                    names=list(self.snapshot.names),
+                )
+                node, _, status = self._schedule_pod(fwk, CycleState(), pod, record)
+                if node is not None:
+                    record.outcome, record.node = "Scheduled", node
+                elif status.code == Code.ERROR:
+                    record.outcome, record.message = "Error", status.message
+                else:
+                    statuses = NodeStatusReader(record)
+                    pre_msg = status.message if record.pre_filter_statuses else ""
+                    record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, [] if pre_msg else statuses.reasons(), "")
+                return record
+            finally:
+                self.next_start_index = start_index
+                self.rng.setstate(rng_state)
 
     def run(self, max_attempts: int | None = None, until: float | None = None) -> None:
         """Schedule until no pod can make further progress, or until a limit is hit.

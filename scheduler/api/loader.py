@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,43 +115,51 @@ def _describe(doc: dict[str, Any]) -> str:
 
 def load_cluster(paths: list[str]) -> ClusterObjects:
     """Read every object from the files and folders; raise LoadError on the first bad one."""
+    return objects_from_documents((str(path), number, doc) for path in _files(paths) for number, doc in enumerate(_documents(path), start=1))
+
+
+def objects_from_documents(documents: Iterable[tuple[str, int, Any]]) -> ClusterObjects:
+    """Objects from parsed documents given as (source, document number, document).
+
+    The console hands uploads here as they arrive from the web; `source` stands where a file
+    name would in messages.
+    """
     out = ClusterObjects()
     seen: dict[tuple[str, str], str] = {}
     skipped: set[str] = set()
-    for path in _files(paths):
-        for number, doc in enumerate(_documents(path), start=1):
-            if doc is None:
+    for path, number, doc in documents:
+        if doc is None:
+            continue
+        items: list[tuple[str, Any]]
+        if isinstance(doc, dict) and doc.get("kind") == "List":
+            items = [(f"items[{i}].", item) for i, item in enumerate(doc.get("items") or [])]
+        else:
+            items = [("", doc)]
+        for prefix, item in items:
+            if not isinstance(item, dict):
+                raise LoadError(path, number, "", prefix.rstrip("."), f"expected a Kubernetes object, got {type(item).__name__}")
+            kind = item.get("kind")
+            if not isinstance(kind, str) or not kind:
+                raise LoadError(path, number, "", prefix + "kind", "is required")
+            what = _describe(item)
+            if kind in EXTENSION_KINDS:
+                out.extensions.setdefault(kind, []).append(item)
                 continue
-            items: list[tuple[str, Any]]
-            if isinstance(doc, dict) and doc.get("kind") == "List":
-                items = [(f"items[{i}].", item) for i, item in enumerate(doc.get("items") or [])]
-            else:
-                items = [("", doc)]
-            for prefix, item in items:
-                if not isinstance(item, dict):
-                    raise LoadError(str(path), number, "", prefix.rstrip("."), f"expected a Kubernetes object, got {type(item).__name__}")
-                kind = item.get("kind")
-                if not isinstance(kind, str) or not kind:
-                    raise LoadError(str(path), number, "", prefix + "kind", "is required")
-                what = _describe(item)
-                if kind in EXTENSION_KINDS:
-                    out.extensions.setdefault(kind, []).append(item)
-                    continue
-                parser = _PARSERS.get(kind)
-                if parser is None:
-                    if kind not in skipped:
-                        skipped.add(kind)
-                        out.warnings.append(f"warning: {path}: skipping objects of kind {kind!r} (not used by the scheduler)")
-                    continue
-                try:
-                    obj = parser(item, prefix.rstrip(".") if prefix else "")
-                except FieldError as exc:
-                    raise LoadError(str(path), number, what, exc.path, exc.detail) from exc
-                key = (kind, f"{getattr(obj.meta, 'namespace', '')}/{obj.meta.name}")
-                if key in seen:
-                    raise LoadError(str(path), number, what, "metadata.name", f"duplicate {kind} {key[1].lstrip('/')!r} (first in {seen[key]})")
-                seen[key] = f"{path} document {number}"
-                getattr(out, _TARGETS[kind]).append(obj)
+            parser = _PARSERS.get(kind)
+            if parser is None:
+                if kind not in skipped:
+                    skipped.add(kind)
+                    out.warnings.append(f"warning: {path}: skipping objects of kind {kind!r} (not used by the scheduler)")
+                continue
+            try:
+                obj = parser(item, prefix.rstrip(".") if prefix else "")
+            except FieldError as exc:
+                raise LoadError(path, number, what, exc.path, exc.detail) from exc
+            key = (kind, f"{getattr(obj.meta, 'namespace', '')}/{obj.meta.name}")
+            if key in seen:
+                raise LoadError(path, number, what, "metadata.name", f"duplicate {kind} {key[1].lstrip('/')!r} (first in {seen[key]})")
+            seen[key] = f"{path} document {number}"
+            getattr(out, _TARGETS[kind]).append(obj)
     _resolve_priorities(out)
     return out
 

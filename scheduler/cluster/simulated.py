@@ -73,6 +73,10 @@ class SimulatedCluster:
     events: list[RecordedEvent] = field(default_factory=list)
     record_events: bool = True
     faults: FaultInjector | None = None
+    # Called with (pod, node, apply) instead of binding at once: a host that must store a binding
+    # before anyone sees it calls `apply` after the write commits (the API server's etcd write).
+    bind_sink: Callable[[Pod, str, Callable[[], None]], None] | None = None
+    _binding: set[str] = field(default_factory=set)
     _watchers: list[Callable[[WatchEvent], None]] = field(default_factory=list)
 
     @classmethod
@@ -119,6 +123,11 @@ class SimulatedCluster:
     def watch(self, handler: Callable[[WatchEvent], None]) -> None:
         """Deliver every later change to handler."""
         self._watchers.append(handler)
+
+    def unwatch(self, handler: Callable[[WatchEvent], None]) -> None:
+        """Stop delivering changes to handler."""
+        if handler in self._watchers:
+            self._watchers.remove(handler)
 
     def _emit(self, event: WatchEvent) -> None:
         for handler in list(self._watchers):
@@ -190,7 +199,20 @@ class SimulatedCluster:
             raise APIError(f"pod {pod.key} is already assigned to node {current.node_name!r}")
         if node not in self.nodes:
             raise APIError(f"nodes {node!r} not found")
-        self._replace(pod.uid, node_name=node, phase="Running", start_time=self.clock.now(), nominated_node_name="")
+        if self.bind_sink is None:
+            self._apply_bind(pod.uid, node)
+            return
+        if pod.uid in self._binding:
+            raise APIError(f"pod {pod.key} is already being bound")
+        self._binding.add(pod.uid)
+        self.bind_sink(current, node, lambda: self._apply_bind(pod.uid, node))
+
+    def _apply_bind(self, uid: str, node: str) -> None:
+        self._binding.discard(uid)
+        current = self.pods.get(uid)
+        if current is None or current.node_name:
+            return
+        self._replace(uid, node_name=node, phase="Running", start_time=self.clock.now(), nominated_node_name="")
 
     def delete_pod(self, pod: Pod) -> None:
         """Delete a pod."""
