@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up the environment and runs the engine on the embedded demo cluster.
+# Sets up the environment and starts the console on 127.0.0.1:${PORT:-8000} with the embedded
+# engine and the demo cluster (SQLite under var/, no other service needed).
 set -euo pipefail
 cd "$(dirname "$0")"
 ./setup.sh
-exec .venv/bin/python -m scheduler simulate --cluster examples/demo --output table --debug-scores 3 "$@"
+exec .venv/bin/python manage.py runconsole "$@"

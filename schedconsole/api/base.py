@@ -1,0 +1,74 @@
+"""What every API view shares: the engine call with errors as DRF responses, the upload limit, auditing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import status
+from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from schedconsole.engine.client import EngineCallError, call
+from schedconsole.profiles.models import AuditEntry
+
+
+class EngineUnavailableError(APIException):
+    """503: no engine answers."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "the engine is not running"
+
+
+class EngineTimeoutError(APIException):
+    """504: the engine did not answer in time."""
+
+    status_code = status.HTTP_504_GATEWAY_TIMEOUT
+    default_detail = "the engine did not answer in time"
+
+
+def engine(op: str, payload: dict[str, Any] | None = None, field: str = "non_field_errors") -> Any:
+    """Call the engine; its refusals become DRF errors (400 field-keyed, 404, 503, 504)."""
+    try:
+        return call(op, payload)
+    except EngineCallError as exc:
+        if exc.status == 400:
+            raise ValidationError({exc.field or field: [exc.message]}) from exc
+        if exc.status == 404:
+            raise NotFound(exc.message) from exc
+        if exc.status == 504:
+            raise EngineTimeoutError(exc.message) from exc
+        raise EngineUnavailableError(exc.message) from exc
+
+
+def audit(request: Request, action: str, target: str, before: Any = None, after: Any = None) -> None:
+    """Keep a change: who, what, before and after."""
+    user = getattr(request.user, "username", "") or ""
+    AuditEntry.objects.create(user=user, action=action, target=target, before=before, after=after)
+
+
+class ConsoleAPIView(APIView):
+    """An API view that refuses bodies over the upload limit before reading them."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        """Check the size, then authenticate and authorize as usual."""
+        super().initial(request, *args, **kwargs)
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            size = int(length)
+        except ValueError:
+            size = 0
+        if size > settings.UPLOAD_MAX_BYTES:
+            raise ValidationError(
+                {"body": [f"the upload is {size} bytes, over the limit of {settings.UPLOAD_MAX_BYTES} bytes (SCHEDCONSOLE_UPLOAD_MAX_BYTES)"]}
+            )
+
+
+def page(request: Request, rows: list[Any], view: APIView) -> Any:
+    """DRF's paged list body `{"count", "next", "previous", "results"}`."""
+    from rest_framework.settings import api_settings
+
+    paginator = api_settings.DEFAULT_PAGINATION_CLASS()
+    items = paginator.paginate_queryset(rows, request, view=view)
+    return paginator.get_paginated_response(items)

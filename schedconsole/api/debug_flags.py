@@ -1,0 +1,40 @@
+"""Koordinator's debug flags: debugTopNScores and debugFilterFailure."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from schedconsole.api.base import ConsoleAPIView, audit, engine
+
+
+class DebugFlags(ConsoleAPIView):
+    """GET the flags; PUT `{"debugTopNScores": N, "debugFilterFailure": bool}` (either key)."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        """The flags as the engine holds them."""
+        return Response(engine("debug_flags"))
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def put(self, request: Request) -> Response:
+        """Set the flags; the engine confirms the values it now holds."""
+        data = request.data
+        if not isinstance(data, dict) or not ({"debugTopNScores", "debugFilterFailure"} & set(data)):
+            raise ValidationError({"non_field_errors": ['expected {"debugTopNScores"?: N, "debugFilterFailure"?: bool}']})
+        unknown = sorted(set(data) - {"debugTopNScores", "debugFilterFailure"})
+        if unknown:
+            raise ValidationError({unknown[0]: [f"unknown field {unknown[0]!r}"]})
+        top_n = data.get("debugTopNScores")
+        if top_n is not None and (isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 0):
+            raise ValidationError({"debugTopNScores": [f"invalid value {top_n!r}; expected an integer 0 or more"]})
+        failure = data.get("debugFilterFailure")
+        if failure is not None and not isinstance(failure, bool):
+            raise ValidationError({"debugFilterFailure": [f"invalid value {failure!r}; expected true or false"]})
+        before = engine("debug_flags")
+        after = engine("set_debug_flags", {"debugTopNScores": top_n, "debugFilterFailure": None if failure is None else str(failure).lower()})
+        audit(request, "debug-flags.set", "engine", before=before, after=after)
+        return Response(after)

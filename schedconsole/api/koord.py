@@ -1,0 +1,136 @@
+"""Koordinator's routes (`/apis/v1/...`, `/debug/flags/s|f`) answered by the engine, and `/metrics`.
+
+These are async views: each waits for the engine in a worker thread, so many clients can wait at
+once and the engine answers all queued requests between two scheduling cycles.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework.authtoken.models import Token
+
+from schedconsole.accounts.permissions import OPERATOR, VIEWER, roles
+from schedconsole.engine.client import EngineCallError, call
+from schedconsole.profiles.models import AuditEntry
+
+SAFE = ("GET", "HEAD", "OPTIONS")
+
+
+async def authenticate(request: HttpRequest) -> tuple[Any, bool]:
+    """The user (session or `Authorization: Token ...`) and whether a token was used."""
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Token "):
+        token = await Token.objects.select_related("user").filter(key=header[6:].strip()).afirst()
+        return (token.user if token is not None and token.user.is_active else None), True
+    user = await request.auser()
+    return (user if user.is_authenticated else None), False
+
+
+def _message(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"message": message}, status=status)
+
+
+async def _authorize(request: HttpRequest) -> tuple[Any, HttpResponse | None]:
+    user, by_token = await authenticate(request)
+    if user is None:
+        return None, _message(401, "authentication required: log in or send Authorization: Token <token>")
+    held = await sync_to_async(roles)(user)
+    need = VIEWER if request.method in SAFE else OPERATOR
+    if need not in held:
+        return None, _message(403, f"you need the {need} role for {request.method} {request.path}")
+    if not by_token and request.method not in SAFE:
+        refused = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, lambda r: HttpResponse(), (), {})
+        if refused is not None:
+            return None, _message(403, "CSRF token missing or incorrect")
+    return user, None
+
+
+async def _engine(op: str, payload: dict[str, Any] | None = None) -> Any:
+    return await sync_to_async(call, thread_sensitive=False)(op, payload)
+
+
+@csrf_exempt
+async def koordinator_route(request: HttpRequest, path: str = "") -> HttpResponse:
+    """Any `/apis/v1/...` or `/debug/flags/...` call, passed to the engine's route table."""
+    user, refused = await _authorize(request)
+    if refused is not None:
+        return refused
+    payload = {
+        "method": request.method,
+        "path": request.path,
+        "body": base64.b64encode(request.body).decode(),
+        "query": {k: v for k, v in request.GET.items()},
+    }
+    try:
+        answer = await _engine("dispatch", payload)
+    except EngineCallError as exc:
+        return _message(exc.status, exc.message)
+    body = base64.b64decode(answer["body"])
+    if request.path.startswith("/debug/flags/") and request.method not in SAFE and answer["status"] == 200:
+        flags = await _engine("debug_flags")
+        await AuditEntry.objects.acreate(user=user.username, action="debug-flags.set", target=request.path, after=flags)
+    return HttpResponse(body, status=answer["status"], content_type=answer["contentType"])
+
+
+@csrf_exempt
+async def metrics(request: HttpRequest) -> HttpResponse:
+    """The engine's Prometheus registry (viewer role; scrape with a token)."""
+    _, refused = await _authorize(request)
+    if refused is not None:
+        return refused
+    try:
+        text = await _engine("metrics")
+    except EngineCallError as exc:
+        return _message(exc.status, exc.message)
+    return HttpResponse(text, content_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+async def healthz(request: HttpRequest) -> HttpResponse:
+    """The process is up."""
+    return HttpResponse("ok\n", content_type="text/plain")
+
+
+def _database() -> str:
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute("SELECT 1")
+    return "ok"
+
+
+def _broker() -> str:
+    from django.conf import settings
+
+    if settings.EMBEDDED:
+        return "ok (in-memory)"
+    from schedconsole.celery import app
+
+    with app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=2)
+    return "ok"
+
+
+async def readyz(request: HttpRequest) -> HttpResponse:
+    """Database, broker and engine answering; 503 naming what is not."""
+    checks: dict[str, str] = {}
+    ready = True
+    for name, check in (("database", _database), ("broker", _broker)):
+        try:
+            checks[name] = await sync_to_async(check, thread_sensitive=False)()
+        except Exception as exc:
+            checks[name] = f"failed: {exc}"
+            ready = False
+    try:
+        await sync_to_async(call, thread_sensitive=False)("ping", None, 3)
+        checks["engine"] = "ok"
+    except EngineCallError as exc:
+        checks["engine"] = f"failed: {exc.message}"
+        ready = False
+    return HttpResponse(json.dumps({"ready": ready, "checks": checks}), status=200 if ready else 503, content_type="application/json")

@@ -1,0 +1,90 @@
+"""Pods: list with filters, create (JSON or YAML), detail, delete; bulk import."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from schedconsole.api.base import ConsoleAPIView, audit, engine, page
+from schedconsole.engine.bridge import BadInput, parse_documents, with_defaults
+
+FILTERS = ("namespace", "phase", "node", "profile")
+
+
+class PodList(ConsoleAPIView):
+    """Pods of the simulated cluster."""
+
+    @extend_schema(parameters=[OpenApiParameter(f, str) for f in FILTERS], responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        """A page of pods, filtered by namespace, phase, node and profile."""
+        rows = engine("pods")
+        for key in FILTERS:
+            want = request.query_params.get(key)
+            if want:
+                rows = [r for r in rows if (r.get(key) or "") == want]
+        return page(request, rows, self)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        """Create one pod from a Pod document (JSON or YAML)."""
+        doc = request.data
+        if not isinstance(doc, dict):
+            raise ValidationError({"body": [f"expected a Pod object, got {type(doc).__name__}"]})
+        if doc.get("kind") != "Pod":
+            raise ValidationError({"kind": [f"expected kind Pod, got {doc.get('kind')!r}"]})
+        doc = with_defaults(doc, "Pod")
+        engine("create", {"documents": [doc], "source": "body"}, field="body")
+        meta = doc["metadata"]
+        audit(request, "pod.create", f"{meta['namespace']}/{meta['name']}", after=doc)
+        return Response(engine("pod", {"namespace": meta["namespace"], "name": meta["name"]}), status=status.HTTP_201_CREATED)
+
+
+class PodDetail(ConsoleAPIView):
+    """One pod."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, namespace: str, name: str) -> Response:
+        """The pod with its current document."""
+        return Response(engine("pod", {"namespace": namespace, "name": name}))
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def delete(self, request: Request, namespace: str, name: str) -> Response:
+        """Delete the pod."""
+        last = engine("delete_pod", {"namespace": namespace, "name": name})
+        audit(request, "pod.delete", f"{namespace}/{name}", before=last)
+        return Response(last)
+
+
+def _upload_text(request: Request) -> tuple[str, str]:
+    upload = request.FILES.get("file")
+    if upload is not None:
+        return upload.read().decode("utf-8", errors="replace"), upload.name or "file"
+    body: Any = request.body
+    return body.decode("utf-8", errors="replace"), "body"
+
+
+class Import(ConsoleAPIView):
+    """A kubectl YAML/JSON file of any kinds the engine reads; all or nothing."""
+
+    parser_classes = ()  # the body is read raw: several documents, any kinds
+
+    @extend_schema(request={"application/yaml": OpenApiTypes.STR, "multipart/form-data": OpenApiTypes.BINARY}, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        """Create every object in the file, or none."""
+        text, source = _upload_text(request)
+        try:
+            documents = parse_documents(text, source)
+        except BadInput as exc:
+            raise ValidationError({"file": [exc.message]}) from exc
+        if not documents:
+            raise ValidationError({"file": [f"{source}: no objects passed to import"]})
+        prepared = [with_defaults(d, d.get("kind", "")) if isinstance(d, dict) else d for d in documents]
+        result = engine("create", {"documents": prepared, "source": source}, field="file")
+        audit(request, "cluster.import", source, after=result)
+        return Response(result, status=status.HTTP_201_CREATED)

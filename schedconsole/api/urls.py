@@ -1,0 +1,29 @@
+"""The console API under /api/ (DESIGN section 6)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from schedconsole.api import attempts, audit, debug_flags, nodes, pods, profiles, queue, whatif
+
+urlpatterns = [
+    path("nodes/", nodes.NodeList.as_view(), name="api-nodes"),
+    path("nodes/<str:name>/", nodes.NodeDetail.as_view(), name="api-node"),
+    path("pods/", pods.PodList.as_view(), name="api-pods"),
+    path("pods/<str:namespace>/<str:name>/", pods.PodDetail.as_view(), name="api-pod"),
+    path("pods/<str:namespace>/<str:name>/attempts/", attempts.PodAttempts.as_view(), name="api-pod-attempts"),
+    path("attempts/<int:pk>/", attempts.AttemptDetail.as_view(), name="api-attempt"),
+    path("import/", pods.Import.as_view(), name="api-import"),
+    path("queue/", queue.Queue.as_view(), name="api-queue"),
+    path("profiles/", profiles.ProfileList.as_view(), name="api-profiles"),
+    path("profiles/validate/", profiles.ProfileValidate.as_view(), name="api-profiles-validate"),
+    path("profiles/<int:version>/", profiles.ProfileDetail.as_view(), name="api-profile"),
+    path("profiles/<int:version>/activate/", profiles.ProfileActivate.as_view(), name="api-profile-activate"),
+    path("plugin-args/", profiles.PluginArgs.as_view(), name="api-plugin-args"),
+    path("plugin-args/<str:plugin>/", profiles.PluginArgsDetail.as_view(), name="api-plugin-args-detail"),
+    path("whatif/", whatif.WhatIf.as_view(), name="api-whatif"),
+    path("compare/", whatif.Compare.as_view(), name="api-compare"),
+    path("debug-flags/", debug_flags.DebugFlags.as_view(), name="api-debug-flags"),
+    path("audit/", audit.AuditList.as_view(), name="api-audit"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

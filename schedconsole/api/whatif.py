@@ -1,0 +1,47 @@
+"""What-if for one pod spec, and the same pod under two profiles; nothing changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from schedconsole.accounts.permissions import ViewerMayPost
+from schedconsole.api.base import ConsoleAPIView, engine
+
+
+def _pod(data: Any) -> Any:
+    if not isinstance(data, dict) or "pod" not in data:
+        raise ValidationError({"pod": ['expected {"pod": {Pod}, ...}']})
+    return data["pod"]
+
+
+class WhatIf(ConsoleAPIView):
+    """The full scheduling cycle for one pod on the current cluster."""
+
+    permission_classes = (ViewerMayPost,)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        """Body `{"pod": Pod, "profile"?: name}` → a `results[]` entry."""
+        data = request.data
+        return Response(engine("whatif", {"pod": _pod(data), "profile": data.get("profile")}, field="pod"))
+
+
+class Compare(ConsoleAPIView):
+    """One pod under two profiles, with per-node and per-plugin deltas."""
+
+    permission_classes = (ViewerMayPost,)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        """Body `{"pod": Pod, "profiles": [a, b]}`."""
+        data = request.data
+        profiles = data.get("profiles") if isinstance(data, dict) else None
+        if not isinstance(profiles, list) or len(profiles) != 2 or not all(isinstance(p, str) for p in profiles):
+            raise ValidationError({"profiles": [f"expected two profile names, got {profiles!r}"[:200]]})
+        return Response(engine("compare", {"pod": _pod(data), "profiles": profiles}, field="pod"))

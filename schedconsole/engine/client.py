@@ -1,0 +1,43 @@
+"""How the web side reaches the engine: one Celery task, answered by the engine's process.
+
+Embedded, the task runs in this process (the engine thread answers it); in production it goes to
+the `engine` queue through Redis and the engine worker answers it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+
+class EngineCallError(Exception):
+    """The engine refused or could not answer: `status` is the HTTP status to reply with."""
+
+    def __init__(self, status: int, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+
+
+def call(op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+    """Run a control operation on the engine and return its result, or raise EngineCallError."""
+    from celery.exceptions import TimeoutError as CeleryTimeout
+
+    from schedconsole.engine.tasks import control
+
+    wait = float(timeout or settings.CONTROL_TIMEOUT_SECONDS)
+    if settings.EMBEDDED:
+        answer = control.apply(args=(op, payload, wait)).get()
+    else:
+        try:
+            answer = control.apply_async(args=(op, payload, wait), queue="engine").get(timeout=wait + 1)
+        except CeleryTimeout:
+            raise EngineCallError(504, f"the engine did not answer {op!r} within {wait:g}s") from None
+        except OSError as exc:
+            raise EngineCallError(503, f"the engine cannot be reached: {exc}") from exc
+    error = answer.get("error")
+    if error:
+        raise EngineCallError(int(error["status"]), error["message"], error.get("field", ""))
+    return answer["ok"]

@@ -1,0 +1,182 @@
+"""The long-lived engine: one thread owns the scheduler; everything else talks to it through `call`.
+
+The engine thread alternates between control requests (plugin routes, what-if, cluster edits,
+profile changes; each runs between two scheduling cycles, so it sees a consistent state) and
+turns of the scheduler loop. When nothing is runnable it sleeps until the next due moment or
+until a request arrives. Attempts go to the store (history) and to the live publisher
+(websockets) through queues; the engine never waits for either.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from django.conf import settings
+
+from schedconsole.engine import bridge
+from schedconsole.engine.ops import OPS
+from schedconsole.engine.store import Store, load_documents
+
+log = logging.getLogger(__name__)
+IDLE_WAIT = 0.5
+
+
+class EngineUnavailable(RuntimeError):
+    """No engine is running in this process (503)."""
+
+
+class EngineTimeout(TimeoutError):
+    """The engine did not answer in time (504)."""
+
+
+class EngineHost:
+    """Owns one Engine, its thread, its store and its live publisher."""
+
+    def __init__(self) -> None:
+        self.engine: bridge.Engine | None = None
+        self.store: Store | None = None
+        self.live: Any = None
+        self._thread: threading.Thread | None = None
+        self._requests: deque[tuple[Callable[[], Any], Future[Any]]] = deque()
+        self._wake = threading.Event()
+        self._stop = False
+        self.started_at = 0.0
+        self.error: BaseException | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether the engine thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    # ----- lifecycle ---------------------------------------------------------------------------
+    def start(self, *, live: bool = True, seed: int | None = None) -> None:
+        """Rebuild the engine from the database and start its thread."""
+        from schedconsole.engine.state import ensure_state, initial_flags
+        from schedconsole.live.publisher import LivePublisher
+
+        document = ensure_state()
+        self.store = Store(self.post)
+        self.store.start()
+        self.live = LivePublisher() if live else None
+        hooks = bridge.Hooks(on_record=self._on_record, on_change=self.store.put_change, on_bind=self._on_bind)
+        top_n, failures = initial_flags()
+        self.engine = bridge.Engine.build(
+            document,
+            bridge.load_objects(load_documents(), "database"),
+            hooks,
+            seed=settings.ENGINE_SEED if seed is None else seed,
+            debug_top_n=top_n,
+            debug_filter_failure=failures,
+        )
+        if self.live is not None:
+            self.live.start()
+        self._stop = False
+        self.started_at = time.time()
+        self._thread = threading.Thread(target=self._loop, name="schedconsole-engine", daemon=True)
+        self._thread.start()
+
+    def stop(self, *, run_pending: bool = False, timeout: float = 30.0) -> None:
+        """Stop after the current cycle; bindings not yet begun are dropped (as if the process died)
+        unless `run_pending`; everything already handed to the store is written."""
+        self._stop = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self.engine is not None:
+            if run_pending:
+                while self.engine.step():
+                    pass
+            self.engine.stop()
+        for _, future in list(self._requests):
+            future.set_exception(EngineUnavailable("the engine stopped"))
+        self._requests.clear()
+        if self.store is not None:
+            self.store.stop(timeout)
+        if self.live is not None:
+            self.live.stop()
+        self._thread = None
+
+    # ----- requests ------------------------------------------------------------------------------
+    def post(self, fn: Callable[[], None]) -> None:
+        """Run fn on the engine thread between cycles (fire and forget)."""
+        future: Future[Any] = Future()
+        self._requests.append((fn, future))
+        self._wake.set()
+
+    def call(self, op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+        """Run a control operation on the engine thread and return its JSON result."""
+        if op not in OPS:
+            raise KeyError(op)
+        if not self.running or self.engine is None:
+            raise EngineUnavailable("the engine is not running")
+        engine = self.engine
+        future: Future[Any] = Future()
+        self._requests.append((lambda: OPS[op](self.engine or engine, payload or {}), future))
+        self._wake.set()
+        try:
+            return future.result(timeout if timeout is not None else settings.CONTROL_TIMEOUT_SECONDS)
+        except FutureTimeout:
+            future.cancel()
+            raise EngineTimeout(f"the engine did not answer {op!r} within {timeout or settings.CONTROL_TIMEOUT_SECONDS}s") from None
+
+    def _serve_requests(self) -> None:
+        while self._requests:
+            fn, future = self._requests.popleft()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+    # ----- the loop --------------------------------------------------------------------------------
+    def _loop(self) -> None:
+        engine = self.engine
+        assert engine is not None
+        try:
+            while not self._stop:
+                if self._requests:
+                    self._serve_requests()
+                    engine = self.engine or engine
+                if engine.step():
+                    continue
+                wake = engine.next_wakeup()
+                wait = IDLE_WAIT if wake is None else min(IDLE_WAIT, max(0.0, wake - engine.now()))
+                if not self._requests:
+                    self._wake.wait(wait)
+                self._wake.clear()
+                engine.idle_tick()
+        except BaseException as exc:
+            self.error = exc
+            log.exception("the engine loop stopped")
+
+    # ----- hooks from the engine -------------------------------------------------------------------
+    def _on_record(self, record: bridge.Record, update: bool) -> None:
+        if self.store is not None:
+            self.store.put_record(record, update)
+        if self.live is not None and not update:
+            self.live.put(record)
+
+    def _on_bind(self, uid: str, pod: str, node: str, apply: Callable[[], None]) -> None:
+        assert self.store is not None
+        self.store.put_bind(uid, pod, node, apply)
+
+
+_host: EngineHost | None = None
+_host_lock = threading.Lock()
+
+
+def get_host() -> EngineHost:
+    """This process's engine host (made on first use, started by whoever runs the engine)."""
+    global _host
+    with _host_lock:
+        if _host is None:
+            _host = EngineHost()
+        return _host

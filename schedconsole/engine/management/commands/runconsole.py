@@ -1,0 +1,72 @@
+"""`manage.py runconsole`: the embedded default — migrate, admin user, engine thread, daphne on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+
+def ensure_admin(stdout: Any) -> None:
+    """Create `admin` (operator) on first run; print a generated password once."""
+    users = get_user_model()
+    if users.objects.filter(username="admin").exists():
+        return
+    password = os.getenv("SCHEDCONSOLE_ADMIN_PASSWORD") or ""
+    generated = not password
+    if generated:
+        password = secrets.token_urlsafe(12)
+    user = users.objects.create_superuser("admin", "", password)
+    user.groups.add(Group.objects.get_or_create(name="operator")[0])
+    if generated:
+        stdout.write(f"User: admin\nPassword: {password}\n")
+        stdout.flush()
+
+
+class Command(BaseCommand):
+    """Serve the console with the engine in this process."""
+
+    help = "Start the console on 127.0.0.1:PORT with the engine embedded (migrates and creates the admin user first)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        """--port (default $PORT or 8000), --host."""
+        parser.add_argument("--port", type=int, default=int(os.getenv("PORT") or 8000))
+        parser.add_argument("--host", default="127.0.0.1")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        """Run until interrupted."""
+        if not settings.EMBEDDED:
+            raise CommandError("runconsole runs the embedded default; with REDIS_URL set, run daphne and the celery workers (see the README)")
+        from daphne.server import Server
+
+        from schedconsole.asgi import application
+        from schedconsole.engine.demo import Trickle
+        from schedconsole.engine.host import get_host
+
+        call_command("migrate", interactive=False, verbosity=0)
+        ensure_admin(self.stdout)
+        host = get_host()
+        host.start()
+        trickle = Trickle(settings.DEMO_TRICKLE_PODS_PER_SECOND) if settings.DEMO_CLUSTER and settings.DEMO_TRICKLE_PODS_PER_SECOND > 0 else None
+        if trickle is not None:
+            trickle.start()
+        port, address = options["port"], options["host"]
+
+        def ready() -> None:
+            self.stdout.write(f"Console: http://{address}:{port}/\n")
+            self.stdout.flush()
+
+        try:
+            Server(application, endpoints=[f"tcp:port={port}:interface={address}"], ready_callable=ready, verbosity=0).run()
+        finally:
+            if trickle is not None:
+                trickle.stop()
+            host.stop(run_pending=True)
+            sys.stdout.flush()

@@ -1,0 +1,110 @@
+"""Control operations: what the web side may ask of the engine, by name, with JSON in and out.
+
+Each runs on the engine thread between two scheduling cycles (see `host.EngineHost.call`).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+from schedconsole.engine import bridge
+
+Op = Callable[[bridge.Engine, dict[str, Any]], Any]
+
+
+def _nodes(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.nodes()
+
+
+def _node(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.node_detail(payload["name"])
+
+
+def _pods(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.pods()
+
+
+def _pod(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.pod_detail(payload["namespace"], payload["name"])
+
+
+def _queue(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.queue()
+
+
+def _create(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    """Create objects from documents: all are checked before any is applied."""
+    objects = bridge.load_objects(payload["documents"], payload.get("source", "upload"))
+    engine.check_new(objects)
+    counts = engine.create_objects(objects)
+    return {"created": counts, "warnings": objects.warnings}
+
+
+def _delete_pod(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.delete_pod(payload["namespace"], payload["name"])
+
+
+def _whatif(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.whatif(payload["pod"], payload.get("profile"))
+
+
+def _compare(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.compare(payload["pod"], list(payload.get("profiles") or []))
+
+
+def _dispatch(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    body = base64.b64decode(payload.get("body", ""))
+    status, content_type, content = engine.dispatch(payload["method"], payload["path"], body, payload.get("query") or {})
+    return {"status": status, "contentType": content_type, "body": base64.b64encode(content).decode()}
+
+
+def _debug_flags(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.debug_flags()
+
+
+def _set_debug_flags(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.set_debug_flags(payload.get("debugTopNScores"), payload.get("debugFilterFailure"))
+
+
+def _metrics(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.metrics_text().decode()
+
+
+def _apply_config(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    engine.apply_config(payload["document"])
+    return {"profiles": engine.profile_names()}
+
+
+def _plugin_args(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.plugin_args()
+
+
+def _stats(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.stats()
+
+
+def _ping(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return {"pong": True, "now": engine.now()}
+
+
+OPS: dict[str, Op] = {
+    "nodes": _nodes,
+    "node": _node,
+    "pods": _pods,
+    "pod": _pod,
+    "queue": _queue,
+    "create": _create,
+    "delete_pod": _delete_pod,
+    "whatif": _whatif,
+    "compare": _compare,
+    "dispatch": _dispatch,
+    "debug_flags": _debug_flags,
+    "set_debug_flags": _set_debug_flags,
+    "metrics": _metrics,
+    "apply_config": _apply_config,
+    "plugin_args": _plugin_args,
+    "stats": _stats,
+    "ping": _ping,
+}

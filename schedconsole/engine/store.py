@@ -1,0 +1,307 @@
+"""Batched writes of the engine's changes, bindings and attempts (group commit), and loading them back.
+
+The engine thread never waits for the database: it hands writes to `Store.put` and goes on. The
+store's thread takes everything queued, writes it in one transaction, and only then runs the
+callbacks that acknowledge bindings on the engine thread, so a binding is visible only once it
+is stored. Attempts and score rows go in with `executemany` and ids the store assigns (it is the
+only writer of those tables), because the ORM's per-object cost would dominate the cycle.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.db.models import Max
+
+from schedconsole.cluster.models import Binding, ClusterObject
+from schedconsole.engine import bridge
+from schedconsole.history.models import Attempt, ScoreRow
+
+log = logging.getLogger(__name__)
+MAX_BATCH = 5000
+
+
+@dataclass(slots=True)
+class _Bind:
+    uid: str
+    pod: str
+    node: str
+    at: float
+    acknowledge: Callable[[], None]
+
+
+@dataclass(slots=True)
+class _Record:
+    record: bridge.Record
+    update: bool
+
+
+@dataclass(slots=True)
+class _Barrier:
+    done: threading.Event
+
+
+class Store:
+    """The engine's writer thread."""
+
+    def __init__(self, post: Callable[[Callable[[], None]], None]) -> None:
+        self._post = post
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._attempt_ids: OrderedDict[tuple[str, int, float], int] = OrderedDict()
+        self._next_attempt = 0
+        self._next_score = 0
+        self.batches = 0
+        self.written = 0
+        self.last_prune = time.monotonic()
+        self.failed: BaseException | None = None
+
+    # ----- the engine side ----------------------------------------------------------------------
+    def put_change(self, change: bridge.Change) -> None:
+        """A cluster object changed (bindings excepted: `put_bind` stores those)."""
+        if not change.bound:
+            self._queue.put(change)
+
+    def put_bind(self, uid: str, pod: str, node: str, acknowledge: Callable[[], None]) -> None:
+        """Store a binding; `acknowledge` runs on the engine thread once it is committed."""
+        self._queue.put(_Bind(uid, pod, node, time.time(), acknowledge))
+
+    def put_record(self, record: bridge.Record, update: bool) -> None:
+        """Store an attempt (or its later update)."""
+        self._queue.put(_Record(record, update))
+
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Wait until everything queued so far is committed."""
+        if self._thread is None or not self._thread.is_alive():
+            return False
+        barrier = _Barrier(threading.Event())
+        self._queue.put(barrier)
+        return barrier.done.wait(timeout)
+
+    # ----- the thread ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the writer thread."""
+        self._init_ids()
+        self._thread = threading.Thread(target=self._run, name="schedconsole-store", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Write what is queued, then stop."""
+        self.flush(timeout)
+        self._stopping = True
+        self._queue.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _init_ids(self) -> None:
+        self._next_attempt = (Attempt.objects.aggregate(m=Max("id"))["m"] or 0) + 1
+        self._next_score = (ScoreRow.objects.aggregate(m=Max("id"))["m"] or 0) + 1
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping:
+                first = self._queue.get()
+                if first is None:
+                    break
+                batch = [first]
+                while len(batch) < MAX_BATCH:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        self._stopping = True
+                        break
+                    batch.append(item)
+                self._write(batch)
+                if time.monotonic() - self.last_prune > 300:
+                    self.last_prune = time.monotonic()
+                    from schedconsole.history.services import prune
+
+                    prune()
+        except BaseException as exc:  # the engine must hear that its writes stopped
+            self.failed = exc
+            log.exception("the store stopped")
+        finally:
+            connection.close()
+
+    def _write(self, batch: list[Any]) -> None:
+        acks: list[Callable[[], None]] = []
+        barriers: list[threading.Event] = []
+        close_old_connections()
+        for attempt in range(5):
+            try:
+                with transaction.atomic():
+                    self._apply(batch, acks, barriers)
+                break
+            except Exception:
+                acks.clear()
+                barriers.clear()
+                if attempt == 4:
+                    raise
+                log.warning("store batch failed; retrying", exc_info=True)
+                time.sleep(0.2 * (attempt + 1))
+                self._init_ids()
+        self.batches += 1
+        self.written += len(batch)
+        for ack in acks:
+            self._post(ack)
+        for event in barriers:
+            event.set()
+
+    def _apply(self, batch: list[Any], acks: list[Callable[[], None]], barriers: list[threading.Event]) -> None:
+        binds: list[_Bind] = []
+        records: list[_Record] = []
+        for item in batch:
+            if isinstance(item, bridge.Change):
+                self._write_change(item)
+            elif isinstance(item, _Bind):
+                binds.append(item)
+            elif isinstance(item, _Record):
+                records.append(item)
+            elif isinstance(item, _Barrier):
+                barriers.append(item.done)
+        if records:
+            self._write_records(records)
+        if binds:
+            self._write_binds(binds)
+            acks.extend(b.acknowledge for b in binds)
+
+    def _write_change(self, change: bridge.Change) -> None:
+        if change.document is None:
+            ClusterObject.objects.filter(uid=change.uid).update(deleted=True)
+            return
+        spec = change.document.get("spec") or {}
+        ClusterObject.objects.update_or_create(
+            uid=change.uid,
+            defaults={
+                "kind": change.kind,
+                "namespace": change.namespace,
+                "name": change.name,
+                "document": change.document,
+                "node_name": spec.get("nodeName", "") if change.kind == "Pod" else "",
+                "deleted": False,
+            },
+        )
+
+    def _write_binds(self, binds: list[_Bind]) -> None:
+        ops = connection.ops
+        with connection.cursor() as cur:
+            cur.executemany(
+                f"UPDATE {ClusterObject._meta.db_table} SET node_name = %s WHERE uid = %s",
+                [(b.node, b.uid) for b in binds],
+            )
+            cur.executemany(
+                f"INSERT INTO {Binding._meta.db_table} (pod_uid, pod, node, at) VALUES (%s, %s, %s, %s)",
+                [(b.uid, b.pod, b.node, ops.adapt_datetimefield_value(_dt(b.at))) for b in binds],
+            )
+
+    def _write_records(self, records: list[_Record]) -> None:
+        ops = connection.ops
+        js = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
+        score_nodes, filter_nodes = settings.HISTORY_SCORE_NODES, settings.HISTORY_FILTER_NODES
+        attempts: list[tuple[Any, ...]] = []
+        scores: list[tuple[Any, ...]] = []
+        for item in records:
+            row = bridge.record_row(item.record, score_nodes, filter_nodes)
+            key = bridge.record_key(item.record)
+            known = self._attempt_ids.get(key)
+            if item.update and known is not None:
+                Attempt.objects.filter(id=known).update(
+                    outcome=row["outcome"], node=row["node"] or "", nominated_node=row["nominatedNode"] or "", message=row["message"], detail=row
+                )
+                continue
+            attempt_id = self._next_attempt
+            self._next_attempt += 1
+            self._remember(key, attempt_id)
+            attempts.append(
+                (
+                    attempt_id,
+                    ops.adapt_datetimefield_value(_dt(row["at"])),
+                    row["pod"],
+                    row["uid"],
+                    row["profile"],
+                    row["attempt"],
+                    row["outcome"],
+                    row["node"] or "",
+                    row["nominatedNode"] or "",
+                    row["message"],
+                    row["feasibleNodes"],
+                    json.dumps(row),
+                )
+            )
+            totals = row["totals"]
+            ranked = sorted(totals, key=lambda n: -totals[n])
+            for rank, node in enumerate(ranked):
+                scores.append((self._next_score, attempt_id, rank, node, totals[node], json.dumps(row["scores"].get(node, {}))))
+                self._next_score += 1
+        with connection.cursor() as cur:
+            if attempts:
+                cur.executemany(
+                    f"INSERT INTO {Attempt._meta.db_table} (id, at, pod, uid, profile, attempt, outcome, node, nominated_node, "
+                    f"message, feasible_nodes, detail) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {js})",
+                    attempts,
+                )
+            if scores:
+                cur.executemany(
+                    f"INSERT INTO {ScoreRow._meta.db_table} (id, attempt_id, rank, node, total, plugins) VALUES (%s, %s, %s, %s, %s, {js})",
+                    scores,
+                )
+
+    def _remember(self, key: tuple[str, int, float], attempt_id: int) -> None:
+        self._attempt_ids[key] = attempt_id
+        if len(self._attempt_ids) > 20000:
+            self._attempt_ids.popitem(last=False)
+
+
+def _dt(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+def load_documents() -> list[dict[str, Any]]:
+    """The stored cluster: every live object's document, with the bindings applied."""
+    docs = []
+    for obj in ClusterObject.objects.filter(deleted=False).order_by("id"):
+        doc = dict(obj.document)
+        if obj.kind == "Pod" and obj.node_name:
+            spec = dict(doc.get("spec") or {})
+            spec["nodeName"] = obj.node_name
+            doc["spec"] = spec
+            status = dict(doc.get("status") or {})
+            if status.get("phase") in (None, "", "Pending"):
+                status["phase"] = "Running"
+            status.pop("nominatedNodeName", None)
+            doc["status"] = status
+        docs.append(doc)
+    return docs
+
+
+def save_documents(docs: list[dict[str, Any]]) -> None:
+    """Store new objects at once (imports and the demo cluster), before the engine sees them."""
+    rows = []
+    for doc in docs:
+        meta = doc.get("metadata") or {}
+        kind = doc.get("kind", "")
+        rows.append(
+            ClusterObject(
+                kind=kind,
+                namespace=meta.get("namespace", "") or "",
+                name=meta.get("name", ""),
+                uid=meta.get("uid") or f"{kind}/{meta.get('namespace', '')}/{meta.get('name', '')}",
+                document=doc,
+                node_name=(doc.get("spec") or {}).get("nodeName", "") if kind == "Pod" else "",
+            )
+        )
+    ClusterObject.objects.bulk_create(rows, batch_size=500)

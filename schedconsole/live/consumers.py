@@ -1,0 +1,62 @@
+"""`/ws/scores/`: one JSON message per scheduling attempt, filtered per client (DESIGN section 6)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from schedconsole.live.hub import ClientBuffer, hub
+
+FILTER_KEYS = ("profile", "namespace", "pod")
+
+
+class ScoresConsumer(AsyncWebsocketConsumer):
+    """Streams attempts to a logged-in client; the client may send `{"type": "filter", ...}`."""
+
+    client: ClientBuffer | None = None
+
+    async def connect(self) -> None:
+        """Refuse anonymous users; join the hub."""
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
+        await self.accept()
+        self.client = ClientBuffer(settings.LIVE_CLIENT_BUFFER, self._send_json)
+        self.client.task = self.channel_layer_loop_task()
+        await hub.join(self.client)
+        await self._send_json({"type": "hello", "filters": {}})
+
+    def channel_layer_loop_task(self) -> Any:
+        import asyncio
+
+        assert self.client is not None
+        return asyncio.get_running_loop().create_task(self.client.run())
+
+    async def disconnect(self, code: int) -> None:
+        """Leave the hub."""
+        if self.client is not None:
+            hub.leave(self.client)
+            if self.client.task is not None:
+                self.client.task.cancel()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """A filter change: `{"type": "filter", "profile": ..., "namespace": ..., "pod": ...}`."""
+        try:
+            message = json.loads(text_data or "")
+        except json.JSONDecodeError:
+            await self._send_json({"type": "error", "message": "expected a JSON object"})
+            return
+        if not isinstance(message, dict) or message.get("type") != "filter":
+            await self._send_json({"type": "error", "message": 'expected {"type": "filter", "profile"?, "namespace"?, "pod"?}'})
+            return
+        filters = {k: str(message[k]) for k in FILTER_KEYS if message.get(k)}
+        if self.client is not None:
+            self.client.filters = filters
+        await self._send_json({"type": "filter", "filters": filters})
+
+    async def _send_json(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(message))

@@ -1,0 +1,126 @@
+"""The web side of the live view: one hub per process reads the group and fans out to its clients.
+
+Each client owns a bounded buffer. Offering never waits: when a client's buffer is full the oldest
+message is dropped and counted, and the client is told `{"type": "missed", "count": N}` before
+its next message. A slow client therefore never slows the engine or the other clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from channels.layers import get_channel_layer
+
+from schedconsole.live.publisher import GROUP
+
+log = logging.getLogger(__name__)
+
+
+class ClientBuffer:
+    """One client's bounded queue of messages, with its filter and missed count."""
+
+    def __init__(self, maxsize: int, send: Callable[[dict[str, Any]], Any]) -> None:
+        self.maxsize = maxsize
+        self.items: deque[dict[str, Any]] = deque()
+        self.missed = 0
+        self.filters: dict[str, str] = {}
+        self._send = send
+        self._ready = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    def accepts(self, message: dict[str, Any]) -> bool:
+        """Whether the message passes the client's filters (profile, namespace, pod)."""
+        f = self.filters
+        if not f:
+            return True
+        pod = message.get("pod", "")
+        namespace, _, name = pod.partition("/")
+        if f.get("profile") and message.get("profile") != f["profile"]:
+            return False
+        if f.get("namespace") and namespace != f["namespace"]:
+            return False
+        return not f.get("pod") or f["pod"] in (pod, name) or f["pod"] in pod
+
+    def offer(self, message: dict[str, Any]) -> None:
+        """Queue a message without waiting; drop the oldest when full."""
+        if not self.accepts(message):
+            return
+        if len(self.items) >= self.maxsize:
+            self.items.popleft()
+            self.missed += 1
+        self.items.append(message)
+        self._ready.set()
+
+    def note_missed(self, count: int) -> None:
+        """Messages lost before they reached this process count as missed too."""
+        if count:
+            self.missed += count
+            self._ready.set()
+
+    async def run(self) -> None:
+        """Send queued messages in order, a missed notice first when some were dropped."""
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            while self.items or self.missed:
+                if self.missed:
+                    count, self.missed = self.missed, 0
+                    await self._send({"type": "missed", "count": count})
+                    continue
+                await self._send(self.items.popleft())
+
+
+class Hub:
+    """Members of this process's fan-out and the task that reads the group."""
+
+    def __init__(self) -> None:
+        self.clients: set[ClientBuffer] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def join(self, client: ClientBuffer) -> None:
+        """Add a client; start reading the group on first use in this loop."""
+        self.clients.add(client)
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self.loop is not loop:
+            self.loop = loop
+            self._task = loop.create_task(self._read())
+
+    def leave(self, client: ClientBuffer) -> None:
+        """Remove a client."""
+        self.clients.discard(client)
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        """Fan one batch out to every client."""
+        dropped = int(message.get("dropped", 0))
+        for client in list(self.clients):
+            client.note_missed(dropped)
+            for item in message.get("items", ()):
+                client.offer(item)
+
+    async def _read(self) -> None:
+        layer = get_channel_layer()
+        channel = await layer.new_channel("live-hub.")
+        await layer.group_add(GROUP, channel)
+        try:
+            while True:
+                self.deliver(await layer.receive(channel))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("live hub stopped reading")
+        finally:
+            await layer.group_discard(GROUP, channel)
+
+
+hub = Hub()
+
+
+def local_hub_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop this process's hub reads in, if any client has connected (embedded mode)."""
+    loop = hub.loop
+    return loop if loop is not None and hub.clients and not loop.is_closed() else None

@@ -1,0 +1,178 @@
+"""Django settings, read from the environment (every variable is listed in `.env.example`)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from schedconsole.env import SettingError, database_from_url, env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("SCHEDCONSOLE_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+REDIS_URL = env_str("REDIS_URL", "")
+# No Redis means the embedded default: web and engine in one process, in-memory broker and layer.
+EMBEDDED = REDIS_URL == ""
+
+
+def _secret_key() -> str:
+    key = env_str("SECRET_KEY", "")
+    if key:
+        return key
+    if not EMBEDDED:
+        raise SettingError("SECRET_KEY: required when REDIS_URL is set (production wiring)")
+    # Embedded: one generated key kept under var/, so sessions survive a restart.
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "channels",
+    "schedconsole.accounts",
+    "schedconsole.engine",
+    "schedconsole.cluster",
+    "schedconsole.history",
+    "schedconsole.profiles",
+    "schedconsole.api",
+    "schedconsole.live",
+    "schedconsole.pages",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "schedconsole.accounts.middleware.LoginRequiredMiddleware",
+]
+
+ROOT_URLCONF = "schedconsole.urls"
+ASGI_APPLICATION = "schedconsole.asgi.application"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'schedconsole.sqlite3'}")
+DATABASES = {"default": database_from_url(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+if EMBEDDED:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the page's JS module reads it for API calls with the session
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+WHITENOISE_USE_FINDERS = True
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["schedconsole.accounts.permissions.ViewerReadOperatorWrite"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "schedconsole.api.parsers.YAMLParser",
+        "schedconsole.api.parsers.TextYAMLParser",
+        "schedconsole.api.parsers.XYAMLParser",
+        "rest_framework.parsers.MultiPartParser",
+        "rest_framework.parsers.FormParser",
+    ],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "schedconsole API",
+    "DESCRIPTION": "The console's REST API: nodes, pods, queue, attempts, profiles, plugin args, what-if.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# The console's own knobs.
+HISTORY_RETENTION_DAYS = env_int("SCHEDCONSOLE_HISTORY_RETENTION_DAYS", 7, minimum=0)
+HISTORY_MAX_ATTEMPTS = env_int("SCHEDCONSOLE_HISTORY_MAX_ATTEMPTS", 200000, minimum=0)
+HISTORY_SCORE_NODES = env_int("SCHEDCONSOLE_HISTORY_SCORE_NODES", 10, minimum=0)
+HISTORY_FILTER_NODES = env_int("SCHEDCONSOLE_HISTORY_FILTER_NODES", 2000, minimum=0)
+UPLOAD_MAX_BYTES = env_int("SCHEDCONSOLE_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES
+CONTROL_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_CONTROL_TIMEOUT", 10, minimum=1)
+DEBUG_TOP_N_SCORES = env_int("SCHEDCONSOLE_DEBUG_TOP_N", 5, minimum=0)
+DEMO_CLUSTER = env_bool("SCHEDCONSOLE_DEMO", True)
+DEMO_TRICKLE_PODS_PER_SECOND = env_int("SCHEDCONSOLE_DEMO_TRICKLE", 1, minimum=0)
+ENGINE_SEED = env_int("SCHEDCONSOLE_SEED", 0)
+LOGIN_RATE_LIMIT = env_int("SCHEDCONSOLE_LOGIN_RATE_LIMIT", 5, minimum=1)
+LIVE_CLIENT_BUFFER = env_int("SCHEDCONSOLE_LIVE_CLIENT_BUFFER", 64, minimum=1)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+}

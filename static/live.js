@@ -1,0 +1,148 @@
+// The live score table: rows stream in over /ws/scores/, one per scheduling attempt.
+const MAX_ROWS = 500;
+const $ = (id) => document.getElementById(id);
+const tbody = document.querySelector("#attempts tbody");
+let paused = false;
+let held = [];
+let shown = 0;
+let missed = 0;
+
+function csrf() {
+  const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c ?? "")));
+  return node;
+}
+
+function scoreTable(scores) {
+  if (!scores || scores.length === 0) return el("span", { class: "muted" }, "—");
+  const plugins = Object.keys(scores[0].plugins);
+  const head = el("tr", {}, el("th", {}, "Node"), el("th", {}, "Score"), ...plugins.map((p) => el("th", { title: p }, p)));
+  const rows = scores.map((s) => el("tr", {}, el("td", {}, s.node), el("td", {}, s.total), ...plugins.map((p) => el("td", {}, s.plugins[p]))));
+  return el("table", { class: "mini" }, el("thead", {}, head), el("tbody", {}, ...rows));
+}
+
+function addRow(msg) {
+  $("empty").hidden = true;
+  const time = msg.at.replace("T", " ").replace("Z", "");
+  const tr = el(
+    "tr",
+    { class: "attempt", "data-pod": msg.pod, "data-at": msg.at, tabindex: "0" },
+    el("td", {}, time),
+    el("td", { class: "pod" }, msg.pod),
+    el("td", {}, msg.profile),
+    el("td", {}, el("span", { class: `outcome ${msg.outcome}` }, msg.outcome)),
+    el("td", {}, msg.node ?? "—"),
+    el("td", {}, msg.feasibleNodes),
+    el("td", {}, scoreTable(msg.scores)),
+  );
+  tr.addEventListener("click", () => openDetail(msg.pod, msg.at));
+  tr.addEventListener("keydown", (e) => { if (e.key === "Enter") openDetail(msg.pod, msg.at); });
+  tbody.prepend(tr);
+  shown += 1;
+  while (tbody.rows.length > MAX_ROWS) tbody.deleteRow(tbody.rows.length - 1);
+  counts();
+}
+
+function addMissed(count) {
+  missed += count;
+  tbody.prepend(el("tr", { class: "missed" }, el("td", { colspan: "7" }, `${count} attempt(s) not shown: this page fell behind`)));
+  counts();
+}
+
+function counts() {
+  $("counts").textContent = `${shown} shown${missed ? `, ${missed} missed` : ""}${paused ? `, ${held.length} held while paused` : ""}`;
+}
+
+async function getJSON(url) {
+  const r = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+  if (!r.ok) throw new Error(`${url}: ${r.status}`);
+  return r.json();
+}
+
+function detailTable(headers, rows) {
+  return el("table", { class: "detail-table" }, el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((c) => el("td", {}, c))))));
+}
+
+async function openDetail(pod, at) {
+  const aside = $("detail");
+  aside.hidden = false;
+  aside.replaceChildren(el("p", { class: "muted" }, `Loading ${pod}…`));
+  const [ns, name] = pod.split("/");
+  try {
+    const list = await getJSON(`/api/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/attempts/?limit=50`);
+    const sec = (s) => s.slice(0, 19);
+    const match = list.results.find((a) => sec(a.at) === sec(at)) ?? list.results[0];
+    if (!match) throw new Error("the attempt is not stored yet");
+    const a = await getJSON(`/api/attempts/${match.id}/`);
+    const totals = a.totals ?? {};
+    const nodes = Object.keys(totals).sort((x, y) => totals[y] - totals[x]);
+    const plugins = nodes.length ? Object.keys(a.scores[nodes[0]] ?? {}) : [];
+    const filter = Object.entries(a.filter ?? {});
+    aside.replaceChildren(
+      el("h2", {}, `${a.pod} · attempt ${a.attempt}`),
+      el("p", {}, el("span", { class: `outcome ${a.outcome}` }, a.outcome), a.node ? ` on ${a.node}` : "", ` · ${a.profile} · ${a.feasibleNodes} feasible`),
+      a.message ? el("p", { class: "message" }, a.message) : "",
+      el("h3", {}, "Scores (normalized, before weights)"),
+      nodes.length ? detailTable(["Node", "Total", ...plugins], nodes.map((n) => [n, totals[n], ...plugins.map((p) => a.scores[n][p])])) : el("p", { class: "muted" }, "No node was scored."),
+      el("h3", {}, "Filter"),
+      filter.length ? detailTable(["Node", "Plugin", "Code", "Reasons"], filter.map(([n, f]) => [n, f.plugin, f.code, f.reasons.join("; ")])) : el("p", { class: "muted" }, "Every evaluated node passed."),
+      el("p", {}, el("a", { href: `/attempts/${a.id}/` }, "Open the full attempt page")),
+    );
+  } catch (err) {
+    aside.replaceChildren(el("p", { class: "error" }, `Could not load the attempt: ${err.message}`));
+  }
+}
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${scheme}://${location.host}/ws/scores/`);
+  const status = $("status");
+  ws.addEventListener("open", () => { status.textContent = "live"; status.dataset.state = "live"; });
+  ws.addEventListener("close", () => {
+    status.textContent = "disconnected — retrying"; status.dataset.state = "down";
+    setTimeout(connect, 2000);
+  });
+  ws.addEventListener("message", (event) => {
+    const msg = JSON.parse(event.data);
+    if (msg.type === "attempt") {
+      if (paused) { held.push(msg); counts(); } else addRow(msg);
+    } else if (msg.type === "missed") addMissed(msg.count);
+  });
+  $("filter-form").onsubmit = (e) => {
+    e.preventDefault();
+    tbody.replaceChildren();
+    ws.send(JSON.stringify({ type: "filter", profile: $("f-profile").value, namespace: $("f-namespace").value.trim(), pod: $("f-pod").value.trim() }));
+  };
+}
+
+$("topn-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const confirmed = $("topn-confirmed");
+  const r = await fetch("/api/debug-flags/", {
+    method: "PUT",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(), Accept: "application/json" },
+    body: JSON.stringify({ debugTopNScores: Number($("topn").value) }),
+  });
+  const body = await r.json();
+  if (r.ok) confirmed.replaceChildren("engine: ", el("b", {}, body.debugTopNScores));
+  else confirmed.replaceChildren(el("span", { class: "error" }, Object.values(body).flat().join(" ")));
+});
+
+$("pause").addEventListener("click", () => {
+  paused = !paused;
+  $("pause").textContent = paused ? "Resume" : "Pause";
+  if (!paused) { held.forEach(addRow); held = []; }
+  counts();
+});
+
+connect();
