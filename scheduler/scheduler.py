@@ -77,8 +77,9 @@ def fit_error_message(
         parts = sorted(f"{v} {k}" for k, v in counts.items())
         if parts:
             msg += f" {', '.join(parts)}."
+    # PostFilter's message is appended as it is, with no period of its own (`FitError.Error`).
     if post_filter_msg:
-        msg += f" {post_filter_msg}."
+        msg += f" {post_filter_msg}"
     return msg
 
 
