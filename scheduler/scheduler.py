@@ -24,6 +24,7 @@ import numpy as np
 from scheduler.api.objects import Node, Pod
 from scheduler.cache import Cache
 from scheduler.clock import Clock
+from scheduler.cluster.informer import pod_informer_view, visible
 from scheduler.cluster.simulated import APIError, WatchEvent
 from scheduler.framework.interface import PluginFactory, WaitingPod
 from scheduler.framework.nodeinfo import NodeInfo
@@ -76,8 +77,9 @@ def fit_error_message(
         parts = sorted(f"{v} {k}" for k, v in counts.items())
         if parts:
             msg += f" {', '.join(parts)}."
+    # PostFilter's message is appended as it is, with no period of its own (`FitError.Error`).
     if post_filter_msg:
-        msg += f" {post_filter_msg}."
+        msg += f" {post_filter_msg}"
     return msg
 
 
@@ -295,10 +297,12 @@ class Scheduler:
         for node in self.cluster.list_nodes():
             self.cache.add_node(node)
         self.snapshot.namespaces = {name: self.cluster.namespace_labels(name) for name in self.cluster.namespaces}
-        for pod in self.cluster.list_pods():
+        # The informer's initial list holds no Succeeded or Failed pods (see cluster/informer.py).
+        pods = [pod for pod in self.cluster.list_pods() if visible(pod)]
+        for pod in pods:
             if pod.node_name:
                 self.cache.add_pod(pod)
-        for pod in self.cluster.list_pods():
+        for pod in pods:
             if not pod.node_name and self._responsible_for(pod) and not pod.terminating:
                 self.queue.add(pod)
         self.cluster.watch(self.on_event)
@@ -312,7 +316,9 @@ class Scheduler:
         """Apply one cluster change to the cache and the queue."""
         with self.lock:
             if event.kind == "Pod":
-                self._on_pod(event)
+                seen = pod_informer_view(event)
+                if seen is not None:
+                    self._on_pod(seen)
             elif event.kind == "Node":
                 self._on_node(event)
             elif event.kind == "Namespace" and event.new is not None:

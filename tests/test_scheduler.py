@@ -41,7 +41,7 @@ def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, want: in
 def test_fit_error_message_sorts_the_reason_histogram() -> None:
     reasons = [("node(s) had untolerated taint(s)",), ("Insufficient cpu",), ("node(s) had untolerated taint(s)",)]
     assert fit_error_message(3, "", reasons, "") == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."
-    assert fit_error_message(3, "pre says no", [], "post says no") == "0/3 nodes are available: pre says no. post says no."
+    assert fit_error_message(3, "pre says no", [], "post says no") == "0/3 nodes are available: pre says no. post says no"
 
 
 def config(*profiles: Profile, percentage: int | None = None) -> SchedulerConfiguration:

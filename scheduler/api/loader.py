@@ -23,6 +23,13 @@ from scheduler.api.objects import (
     parse_pod,
     parse_priority_class,
 )
+from scheduler.api.workloads import (
+    SelectingObject,
+    parse_replica_set,
+    parse_replication_controller,
+    parse_service,
+    parse_stateful_set,
+)
 
 SUFFIXES = (".yaml", ".yml", ".json")
 # Kinds the Koordinator plugins read; kept as documents for the plugins that parse them.
@@ -55,6 +62,11 @@ class ClusterObjects:
     namespaces: list[Namespace] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    # Default pod spreading's selectors (PodTopologySpread, `helper.DefaultSelector`).
+    services: list[SelectingObject] = field(default_factory=list)
+    replication_controllers: list[SelectingObject] = field(default_factory=list)
+    replica_sets: list[SelectingObject] = field(default_factory=list)
+    stateful_sets: list[SelectingObject] = field(default_factory=list)
     extensions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -65,6 +77,10 @@ _PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "Namespace": parse_namespace,
     "PriorityClass": parse_priority_class,
     "PodDisruptionBudget": parse_pdb,
+    "Service": parse_service,
+    "ReplicationController": parse_replication_controller,
+    "ReplicaSet": parse_replica_set,
+    "StatefulSet": parse_stateful_set,
 }
 _TARGETS = {
     "Node": "nodes",
@@ -72,6 +88,10 @@ _TARGETS = {
     "Namespace": "namespaces",
     "PriorityClass": "priority_classes",
     "PodDisruptionBudget": "pdbs",
+    "Service": "services",
+    "ReplicationController": "replication_controllers",
+    "ReplicaSet": "replica_sets",
+    "StatefulSet": "stateful_sets",
 }
 
 

@@ -45,6 +45,7 @@ PODS = "pods"
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+TERMINAL_PHASES = ("Succeeded", "Failed")
 
 ResourceList = dict[str, int]
 """Resource name to amount: millicores for cpu, integer units (bytes, counts) otherwise."""
@@ -72,6 +73,16 @@ def to_resource_list(amounts: dict[str, Fraction]) -> ResourceList:
 
 
 @dataclass(frozen=True, slots=True)
+class OwnerReference:
+    """One `metadata.ownerReferences` entry (`metav1.OwnerReference`)."""
+
+    api_version: str
+    kind: str
+    name: str
+    controller: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ObjectMeta:
     """The metadata fields the scheduler reads."""
 
@@ -83,6 +94,11 @@ class ObjectMeta:
     owner_kinds: tuple[tuple[str, str], ...]
     creation_timestamp: float | None
     deletion_timestamp: float | None
+    owner_references: tuple[OwnerReference, ...] = ()
+
+    def controller_ref(self) -> OwnerReference | None:
+        """The owner reference marked `controller: true` (`metav1.GetControllerOf`)."""
+        return next((ref for ref in self.owner_references if ref.controller), None)
 
 
 def parse_meta(raw: Any, path: str, namespaced: bool) -> ObjectMeta:
@@ -93,9 +109,19 @@ def parse_meta(raw: Any, path: str, namespaced: bool) -> ObjectMeta:
         fail(join(path, "name"), "is required")
     namespace = string(data.get("namespace"), join(path, "namespace"), "default") or "default"
     owners = []
+    references = []
     for i, ref in enumerate(sequence(data.get("ownerReferences"), join(path, "ownerReferences"))):
-        ref_map = mapping(ref, join(join(path, "ownerReferences"), i))
+        where = join(join(path, "ownerReferences"), i)
+        ref_map = mapping(ref, where)
         owners.append((str(ref_map.get("kind", "")), str(ref_map.get("name", ""))))
+        references.append(
+            OwnerReference(
+                api_version=string(ref_map.get("apiVersion"), join(where, "apiVersion")),
+                kind=string(ref_map.get("kind"), join(where, "kind")),
+                name=string(ref_map.get("name"), join(where, "name")),
+                controller=boolean(ref_map.get("controller"), join(where, "controller")),
+            )
+        )
     return ObjectMeta(
         name=name,
         namespace=namespace if namespaced else "",
@@ -106,6 +132,7 @@ def parse_meta(raw: Any, path: str, namespaced: bool) -> ObjectMeta:
         owner_kinds=tuple(owners),
         creation_timestamp=timestamp(data.get("creationTimestamp"), join(path, "creationTimestamp")),
         deletion_timestamp=timestamp(data.get("deletionTimestamp"), join(path, "deletionTimestamp")),
+        owner_references=tuple(references),
     )
 
 
@@ -421,6 +448,15 @@ class Pod:
         return self.meta.deletion_timestamp is not None
 
     @property
+    def terminal(self) -> bool:
+        """Whether the pod has finished (phase Succeeded or Failed).
+
+        kube-scheduler's pod informer lists only non-terminal pods (field selector
+        `status.phase!=Succeeded,status.phase!=Failed`), so such pods hold nothing.
+        """
+        return self.phase in TERMINAL_PHASES
+
+    @property
     def host_ports(self) -> list[ContainerPort]:
         """Host ports the pod holds while running: containers and sidecar init containers."""
         return [p for c in self.init_containers if c.restartable for p in c.ports] + [p for c in self.containers for p in c.ports]
@@ -449,13 +485,14 @@ def _add_into(total: dict[str, Fraction], other: dict[str, Fraction]) -> None:
         total[name] = total.get(name, Fraction(0)) + amount
 
 
-def pod_requests(pod: Pod, non_missing: bool = False) -> dict[str, Fraction]:
+def pod_requests(pod: Pod, non_missing: bool = False, pod_level: bool = True) -> dict[str, Fraction]:
     """The pod's effective requests as component-helpers' `resource.PodRequests` computes them.
 
     Regular containers add up; restartable (sidecar) init containers add to both the running
     total and every later init container; each ordinary init container counts on its own; the
     result is the larger of the two per resource, plus the pod overhead. With `non_missing`,
     containers without a cpu or memory request count 100m / 200Mi (scoring's non-zero rule).
+    With `pod_level` false, `spec.resources` is left out (`SkipPodLevelResources`).
     """
 
     def of(container: Container) -> dict[str, Fraction]:
@@ -481,7 +518,7 @@ def pod_requests(pod: Pod, non_missing: bool = False) -> dict[str, Fraction]:
         _max_into(init_max, reqs)
     _add_into(total, restartable)
     _max_into(total, init_max)
-    if pod.pod_requests:
+    if pod_level and pod.pod_requests:
         for name in (CPU, MEMORY):
             if name in pod.pod_requests:
                 total[name] = pod.pod_requests[name]

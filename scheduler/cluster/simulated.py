@@ -13,7 +13,8 @@ from typing import Any
 
 from scheduler.api.fields import format_time
 from scheduler.api.loader import ClusterObjects
-from scheduler.api.objects import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from scheduler.api.objects import TERMINAL_PHASES, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from scheduler.api.workloads import SelectingObject
 from scheduler.clock import Clock
 from scheduler.cluster.faults import FaultDecision, FaultInjector
 
@@ -68,6 +69,8 @@ class SimulatedCluster:
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     priority_classes: dict[str, PriorityClass] = field(default_factory=dict)
     pdbs: dict[str, PodDisruptionBudget] = field(default_factory=dict)
+    # Services and workload controllers by kind, then `namespace/name` (default pod spreading).
+    selecting: dict[str, dict[str, SelectingObject]] = field(default_factory=dict)
     extensions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     deleted: dict[str, Pod] = field(default_factory=dict)
     events: list[RecordedEvent] = field(default_factory=list)
@@ -91,6 +94,8 @@ class SimulatedCluster:
             cluster.pdbs[f"{pdb.meta.namespace}/{pdb.name}"] = pdb
         for node in objs.nodes:
             cluster.nodes[node.name] = node
+        for obj in [*objs.services, *objs.replication_controllers, *objs.replica_sets, *objs.stateful_sets]:
+            cluster.selecting.setdefault(obj.kind, {})[f"{obj.namespace}/{obj.name}"] = obj
         for pod in objs.pods:
             if pod.node_name and pod.phase == "Pending":
                 pod = pod.with_changes(phase="Running", start_time=pod.start_time or clock.now())
@@ -149,6 +154,25 @@ class SimulatedCluster:
     def list_pdbs(self, namespace: str | None = None) -> list[PodDisruptionBudget]:
         """PodDisruptionBudgets, optionally of one namespace."""
         return [p for p in self.pdbs.values() if namespace is None or p.meta.namespace == namespace]
+
+    def _selecting(self, kind: str, namespace: str) -> list[SelectingObject]:
+        return [o for o in self.selecting.get(kind, {}).values() if o.namespace == namespace]
+
+    def list_services(self, namespace: str) -> list[SelectingObject]:
+        """The Services of a namespace."""
+        return self._selecting("Service", namespace)
+
+    def list_replication_controllers(self, namespace: str) -> list[SelectingObject]:
+        """The ReplicationControllers of a namespace."""
+        return self._selecting("ReplicationController", namespace)
+
+    def list_replica_sets(self, namespace: str) -> list[SelectingObject]:
+        """The ReplicaSets of a namespace."""
+        return self._selecting("ReplicaSet", namespace)
+
+    def list_stateful_sets(self, namespace: str) -> list[SelectingObject]:
+        """The StatefulSets of a namespace."""
+        return self._selecting("StatefulSet", namespace)
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         """A namespace's labels (with the automatic kubernetes.io/metadata.name)."""
@@ -222,6 +246,19 @@ class SimulatedCluster:
             raise NotFoundError(f'pods "{pod.name}" not found')
         self.deleted[old.uid] = old
         self._emit(WatchEvent("Pod", "DELETED", old, None))
+
+    def set_pod_phase(self, pod: Pod, phase: str) -> Pod:
+        """Update status.phase, as the kubelet does when a pod's containers finish.
+
+        A pod that reaches Succeeded or Failed stays in the cluster, but the scheduler's
+        informer stops listing it (cluster/informer.py), so it leaves the cache.
+        """
+        current = self.pods.get(pod.uid)
+        if current is None:
+            raise NotFoundError(f'pods "{pod.name}" not found')
+        if current.terminal and phase not in TERMINAL_PHASES:
+            raise APIError(f"pod {pod.key}: status.phase: cannot change from terminal phase {current.phase} to {phase}")
+        return self._replace(pod.uid, phase=phase)
 
     def set_nominated_node(self, pod: Pod, node: str) -> Pod:
         """Patch status.nominatedNodeName ('' clears it)."""

@@ -17,6 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
+from scheduler.cluster.informer import pod_informer_view, visible
+from scheduler.cluster.simulated import WatchEvent
 from scheduler.framework.interface import Handle, WaitingPod
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.snapshot import Snapshot
@@ -39,8 +41,8 @@ class InformerFactory:
         self._cluster = cluster
 
     def pods(self) -> list[Pod]:
-        """Every live pod."""
-        return list(self._cluster.list_pods()) if self._cluster is not None else []
+        """Every live pod the scheduler's pod informer lists (none Succeeded or Failed)."""
+        return [p for p in self._cluster.list_pods() if visible(p)] if self._cluster is not None else []
 
     def nodes(self) -> list[Node]:
         """Every node."""
@@ -52,9 +54,16 @@ class InformerFactory:
         return list(extensions.get(kind, ()))
 
     def add_event_handler(self, handler: Callable[[Any], None]) -> None:
-        """Call `handler(event)` for every later change the backend reports."""
-        if self._cluster is not None:
-            self._cluster.watch(handler)
+        """Call `handler(event)` for every later change the backend reports (pods as the informer sees them)."""
+        if self._cluster is None:
+            return
+
+        def deliver(event: Any) -> None:
+            seen = pod_informer_view(event) if isinstance(event, WatchEvent) else event
+            if seen is not None:
+                handler(seen)
+
+        self._cluster.watch(deliver)
 
 
 class ExtendedHandle:

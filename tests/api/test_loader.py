@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import pytest
 
@@ -30,11 +31,69 @@ def test_multi_document_list_and_folder(tmp_path: pathlib.Path) -> None:
 
 
 def test_unknown_kinds_warn_once_per_kind(tmp_path: pathlib.Path) -> None:
-    svc = "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"
-    path = write(tmp_path, "c.yaml", svc + "---\n" + svc.replace("name: s", "name: t") + "---\n" + NODE)
+    deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: s}\n"
+    path = write(tmp_path, "c.yaml", deploy + "---\n" + deploy.replace("name: s", "name: t") + "---\n" + NODE)
     objs = load_cluster([path])
-    assert len(objs.warnings) == 1 and "Service" in objs.warnings[0]
+    assert len(objs.warnings) == 1 and "Deployment" in objs.warnings[0]
     assert len(objs.nodes) == 1
+
+
+SPREADING_KINDS = (
+    "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {selector: {app: web}}\n---\n"
+    "apiVersion: v1\nkind: Service\nmetadata: {name: headless, namespace: shop}\nspec: {clusterIP: None}\n---\n"
+    "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {selector: {app: old}}\n---\n"
+    "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs, namespace: shop}\n"
+    "spec: {selector: {matchLabels: {app: web}, matchExpressions: [{key: tier, operator: Exists}]}}\n---\n"
+    "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: shop}\nspec: {selector: {matchLabels: {app: db}}}\n"
+)
+
+
+def test_services_and_controllers_are_read_for_default_spreading(tmp_path: pathlib.Path) -> None:
+    objs = load_cluster([write(tmp_path, "s.yaml", SPREADING_KINDS)])
+    assert objs.warnings == []
+    assert [(o.kind, o.namespace, o.name) for o in objs.services] == [("Service", "shop", "web"), ("Service", "shop", "headless")]
+    web, headless = objs.services
+    assert web.selector is not None and web.selector.matches({"app": "web"}) and not web.selector.matches({"app": "db"})
+    assert headless.selector is None  # no spec.selector: selects nothing
+    assert [(o.namespace, o.name) for o in objs.replication_controllers] == [("default", "rc")]
+    (rs,) = objs.replica_sets
+    assert rs.selector is not None and [(r.key, r.operator) for r in rs.selector.requirements] == [("app", "In"), ("tier", "Exists")]
+    assert [o.name for o in objs.stateful_sets] == ["db"]
+
+
+def test_owner_references_keep_api_version_and_controller(tmp_path: pathlib.Path) -> None:
+    owned = POD.replace(
+        "namespace: ns}",
+        "namespace: ns, ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs, controller: true}, "
+        "{apiVersion: v1, kind: Node, name: n1}]}",
+    )
+    (pod,) = load_cluster([write(tmp_path, "p.yaml", owned)]).pods
+    ref = pod.meta.controller_ref()
+    assert ref is not None and (ref.api_version, ref.kind, ref.name) == ("apps/v1", "ReplicaSet", "rs")
+    assert [r.controller for r in pod.meta.owner_references] == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("doc", "want"),
+    [
+        (
+            "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {selector: {matchExpressions: [{key: a, operator: Near}]}}\n",
+            "document 1 (ReplicaSet rs): spec.selector.matchExpressions[0].operator: unsupported operator 'Near'",
+        ),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {selector: [app]}\n",
+            "document 1 (Service s): spec.selector",
+        ),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
+            "document 2 (Service s): metadata.name: duplicate Service 'default/s'",
+        ),
+    ],
+    ids=["bad-operator", "selector-not-a-map", "duplicate"],
+)
+def test_bad_spreading_objects_name_document_and_field(tmp_path: pathlib.Path, doc: str, want: str) -> None:
+    with pytest.raises(LoadError, match=re.escape(want)):
+        load_cluster([write(tmp_path, "bad.yaml", doc)])
 
 
 def test_priority_from_class_and_global_default(tmp_path: pathlib.Path) -> None:

@@ -194,7 +194,7 @@ def test_sync_failure_fails_post_filter_and_keeps_no_nomination() -> None:
     # As upstream, a PostFilter error leaves the attempt Unschedulable with the error in its message.
     assert first.outcome == "Unschedulable"
     assert first.nominated_node is None
-    assert first.message == "0/1 nodes are available: 1 Insufficient cpu. preemption: boom."
+    assert first.message == "0/1 nodes are available: 1 Insufficient cpu. preemption: boom"
     assert env.sched.queue.nominated_node_of(p.uid) is None
     # As upstream, the pod waits in the unschedulable pool for an event or the 5-minute flush.
     env.sched.run()
@@ -260,7 +260,7 @@ def test_no_candidates_clears_an_old_nomination() -> None:
     assert record.outcome == "Unschedulable"
     assert record.message == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
     assert env.sched.queue.nominated_node_of(p.uid) is None
     assert env.live("preemptor").nominated_node_name == ""
@@ -282,7 +282,7 @@ def test_terminating_victim_on_nominated_node_makes_the_pod_wait() -> None:
     env.add(mk_pod("preemptor", priority=1000, req=("900m", "100"), nominated="node1"))
     record = env.sched.schedule_one()
     assert record.outcome == "Unschedulable"
-    assert record.message.endswith("preemption: not eligible due to a terminating pod on the nominated node..")
+    assert record.message.endswith("preemption: not eligible due to a terminating pod on the nominated node.")
     assert "low2" not in env.cluster.deleted
     assert env.sched.queue.nominated_node_of("preemptor") == "node1", "the nomination is kept"
 

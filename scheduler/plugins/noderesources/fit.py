@@ -180,8 +180,10 @@ class NodeResourcesFit:
         self.handle = handle
         self.ignored_resources = frozenset(ignored_resources)
         self.ignored_resource_groups = frozenset(ignored_resource_groups)
+        # pod_level=False: kube-scheduler (v1.35 to v1.37, master as of kubernetes#141387) scores
+        # with the containers' requests only; its filter does use spec.resources.
         self.scorer = ResourceAllocationScorer(
-            strategy, resources, build_strategy(strategy, resources, shape), use_requested=False
+            strategy, resources, build_strategy(strategy, resources, shape), use_requested=False, pod_level=False
         )
 
     # ----- PreFilter / Filter ---------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, Pod
+from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, Pod, pod_requests, to_resource_list
 from scheduler.config.args import ResourceSpec, UtilizationShapePoint
 from scheduler.framework.nodeinfo import NodeInfo, is_scalar_resource
 from scheduler.framework.snapshot import Snapshot
@@ -269,16 +269,28 @@ class ResourceAllocationScorer:
     `use_requested` picks the node's plain requested totals for cpu and memory (as
     BalancedAllocation does) instead of the non-zero ones (as NodeResourcesFit does); the pod's
     own cpu/memory request follows the same choice.
+
+    `pod_level` says whether the pod's own request counts its pod-level `spec.resources`
+    (upstream's `enablePodLevelResources` on the scorer). BalancedAllocation sets it; upstream's
+    NodeResourcesFit never does (its feature flags land on the plugin, not on the embedded
+    scorer), so Fit's score counts the containers' requests even when the pod has pod-level ones.
     """
 
-    def __init__(self, name: str, resources: Sequence[ResourceWeight], strategy: Strategy, use_requested: bool) -> None:
+    def __init__(
+        self, name: str, resources: Sequence[ResourceWeight], strategy: Strategy, use_requested: bool, pod_level: bool = True
+    ) -> None:
         self.name = name
         self.resources = tuple(resources)
         self.strategy = strategy
         self.use_requested = use_requested
+        self.pod_level = pod_level
 
     def pod_request(self, pod: Pod, resource: str) -> int:
         """`calculatePodResourceRequest`: the pod's request for one resource, cpu in millicores."""
+        if not self.pod_level and pod.pod_requests and resource in (CPU, MEMORY):
+            # Rare (pods with spec.resources): recomputed here, once per cycle at PreScore.
+            amounts = to_resource_list(pod_requests(pod, non_missing=not self.use_requested, pod_level=False))
+            return amounts.get(resource, 0)
         if not self.use_requested:
             if resource == CPU:
                 return pod.nonzero_cpu

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod, TopologySpreadConstraint
 from scheduler.api.selectors import LabelSelector, Requirement, tolerates_all
+from scheduler.api.workloads import CONTROLLER_API_VERSIONS
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -342,10 +343,11 @@ def _list(cluster: Any, method: str, namespace: str) -> list[Any]:
 def default_selector(pod: Pod, cluster: Any) -> LabelSelector:
     """The selector default constraints use (`helper.DefaultSelector`).
 
-    It ANDs the selectors of the Services selecting the pod and of the pod's controller when that
-    is a ReplicationController, ReplicaSet or StatefulSet (found by the owner reference's name
-    among the objects the cluster lists in the pod's namespace). Without a cluster backend, or
-    one lacking the listers, the selector is empty and default constraints do not apply.
+    It ANDs the selectors of the Services in the pod's namespace that select the pod and, when
+    the pod's controller (the owner reference with `controller: true`) is a v1
+    ReplicationController or an apps/v1 ReplicaSet or StatefulSet, that controller's selector
+    (found by name in the pod's namespace). Without a cluster backend, or one lacking the
+    listers, the selector is empty and default constraints do not apply.
     """
     if cluster is None:
         return LabelSelector(())
@@ -355,12 +357,11 @@ def default_selector(pod: Pod, cluster: Any) -> LabelSelector:
         # A Service with a nil selector selects nothing, not everything.
         if isinstance(selector, LabelSelector) and selector.matches(pod.labels):
             requirements.extend(selector.requirements)
-    owner = next(((kind, name) for kind, name in pod.meta.owner_kinds if kind in _CONTROLLER_LISTERS), None)
-    if owner is not None:
-        kind, name = owner
-        for obj in _list(cluster, _CONTROLLER_LISTERS[kind], pod.namespace):
+    owner = pod.meta.controller_ref()
+    if owner is not None and CONTROLLER_API_VERSIONS.get(owner.kind) == owner.api_version:
+        for obj in _list(cluster, _CONTROLLER_LISTERS[owner.kind], pod.namespace):
             selector = getattr(obj, "selector", None)
-            if _object_name(obj) == name and isinstance(selector, LabelSelector):
+            if _object_name(obj) == owner.name and isinstance(selector, LabelSelector):
                 requirements.extend(selector.requirements)
                 break
     return LabelSelector(tuple(dict.fromkeys(requirements)))

@@ -432,6 +432,44 @@ def test_non_zero_requests_count_for_fit_scoring() -> None:
     assert scores_both_ways(fit.new(None, FakeHandle(snap)), incoming, snap) == [75]
 
 
+GI = 1024**3
+MI = 1024**2
+
+
+@pytest.mark.parametrize(
+    ("incoming", "want_fit", "want_balanced"),
+    [
+        # Issue 16's example (conformance case pod-level-requests-fit-score): the container asks
+        # nothing, spec.resources asks 2 CPU / 4Gi. Fit counts 100m / 200Mi: node-a cpu 97, memory
+        # 97; node-b (3 CPU / 1Gi used) cpu (8000-3100)/80 = 61, memory (8Gi-1224Mi)*100/8Gi = 85.
+        # BalancedAllocation counts 2 CPU / 4Gi: 0.5/0.5 and 0.625/0.625, both 100.
+        (pod({}, pod_level={"cpu": "2", "memory": "4Gi"}), [97, 73], [100, 100]),
+        # Containers with requests: Fit counts their 1 CPU / 1Gi, not the pod-level 2 CPU / 4Gi:
+        # node-a cpu 75, memory 87 -> 81; node-b cpu 50, memory 75 -> 62.
+        (pod({"cpu": "500m", "memory": "512Mi"}, {"cpu": "500m", "memory": "512Mi"}, pod_level={"cpu": "2", "memory": "4Gi"}), [81, 62], [100, 100]),
+        # With overhead, which counts on both sides: Fit node-a cpu (4000-350)/40 = 91, memory 97 -> 94;
+        # node-b cpu 58, memory 85 -> 71. Balanced: 2250m/4000m vs 0.5 -> 96; 5250m/8000m vs 0.625 -> 98.
+        (pod({}, overhead={"cpu": "250m"}, pod_level={"cpu": "2", "memory": "4Gi"}), [94, 71], [96, 98]),
+    ],
+    ids=["issue-example-bare-container", "container-requests", "with-overhead"],
+)
+def test_pod_level_requests_stay_out_of_the_fit_score(incoming: Pod, want_fit: list[int], want_balanced: list[int]) -> None:
+    # kubernetes/kubernetes pkg/scheduler/framework/plugins/noderesources/fit.go NewFit (v1.35 to v1.37):
+    # enablePodLevelResources is set on Fit, not on its embedded resourceAllocationScorer, so
+    # calculatePodResourceRequest scores with SkipPodLevelResources; NewBalancedAllocation sets it.
+    from scheduler.plugins.noderesources import balanced_allocation
+
+    snap = make_snapshot(
+        [node("node-a", "4", str(8 * GI)), node("node-b", "8", str(8 * GI))],
+        [pod({"cpu": "3", "memory": str(GI)}, node="node-b")],
+    )
+    assert scores_both_ways(fit.new(None, FakeHandle(snap)), incoming, snap) == want_fit
+    balanced = balanced_allocation.new(None, FakeHandle(snap))
+    state = CycleState()
+    assert balanced.pre_score(state, incoming, snap.node_infos).success
+    assert [balanced.score(state, incoming, info)[0] for info in snap.node_infos] == want_balanced
+
+
 @settings(max_examples=150, deadline=None)
 @given(cluster=random_cluster(), incoming=random_pod(), specs=resource_specs(), data=st.data())
 def test_score_batch_matches_per_node(

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from scheduler.api.objects import Node, Pod, parse_node, parse_spread_constraints
+from scheduler.api.objects import Node, OwnerReference, Pod, parse_node, parse_spread_constraints
 from scheduler.api.selectors import LabelSelector, selector_from_map
+from scheduler.api.workloads import CONTROLLER_API_VERSIONS
 from scheduler.config.args import PodTopologySpreadArgs
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import CycleState, Status
@@ -81,7 +82,7 @@ def pod(
     affinity: dict[str, Any] | None = None,
     tolerations: list[dict[str, Any]] | None = None,
     terminating: bool = False,
-    owners: list[tuple[str, str]] | None = None,
+    owners: list[tuple[Any, ...]] | None = None,
 ) -> Pod:
     """A pod (bound when `on` names a node) with optional spread constraints and node affinity."""
     spec: dict[str, Any] = {}
@@ -97,8 +98,16 @@ def pod(
     if terminating:
         made = made.with_changes(meta=dataclasses.replace(made.meta, deletion_timestamp=1.0))
     if owners:
-        made = made.with_changes(meta=dataclasses.replace(made.meta, owner_kinds=tuple(owners)))
+        refs = tuple(owner_reference(*owner) for owner in owners)
+        kinds = tuple((ref.kind, ref.name) for ref in refs)
+        made = made.with_changes(meta=dataclasses.replace(made.meta, owner_kinds=kinds, owner_references=refs))
     return made
+
+
+def owner_reference(kind: str, name: str, api_version: str | None = None, controller: bool = True) -> OwnerReference:
+    """An owner reference; by default the controlling one, in the group/version upstream expects."""
+    version = CONTROLLER_API_VERSIONS.get(kind, "batch/v1") if api_version is None else api_version
+    return OwnerReference(version, kind, name, controller)
 
 
 @dataclasses.dataclass
