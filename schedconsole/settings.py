@@ -89,6 +89,9 @@ TEMPLATES = [
 
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'schedconsole.sqlite3'}")
 DATABASES = {"default": database_from_url(DATABASE_URL)}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Tests run the engine's threads against the test database: a file, not shared memory.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 if EMBEDDED:

@@ -8,6 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -62,8 +63,10 @@ class PodDetail(ConsoleAPIView):
 
 
 def _upload_text(request: Request) -> tuple[str, str]:
-    upload = request.FILES.get("file")
-    if upload is not None:
+    if request.content_type.startswith("multipart/"):
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ValidationError({"file": ["expected a file field named 'file'"]})
         return upload.read().decode("utf-8", errors="replace"), upload.name or "file"
     body: Any = request.body
     return body.decode("utf-8", errors="replace"), "body"
@@ -72,7 +75,7 @@ def _upload_text(request: Request) -> tuple[str, str]:
 class Import(ConsoleAPIView):
     """A kubectl YAML/JSON file of any kinds the engine reads; all or nothing."""
 
-    parser_classes = ()  # the body is read raw: several documents, any kinds
+    parser_classes = (MultiPartParser,)  # other bodies are read raw: several documents, any kinds
 
     @extend_schema(request={"application/yaml": OpenApiTypes.STR, "multipart/form-data": OpenApiTypes.BINARY}, responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:

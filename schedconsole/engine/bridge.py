@@ -80,12 +80,24 @@ class _BoundedLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-def load_objects(documents: Iterable[Any], source: str) -> ClusterObjects:
-    """Kubernetes objects from parsed documents, as `simulate --cluster` reads them."""
+def load_objects(documents: Iterable[Any], source: str, known: Iterable[Any] = ()) -> ClusterObjects:
+    """Kubernetes objects from parsed documents, as `simulate --cluster` reads them.
+
+    `known` are documents already in the cluster (PriorityClasses) that new pods may name; they
+    are read first and left out of the result.
+    """
+    known = list(known)
+    numbered = [("cluster", n, d) for n, d in enumerate(known, start=1)]
+    numbered += [(source, n, d) for n, d in enumerate(documents, start=1)]
     try:
-        return objects_from_documents(((source, number, doc) for number, doc in enumerate(documents, start=1)))
+        objects = objects_from_documents(numbered)
     except LoadError as exc:
-        raise BadInput(exc.field or source, str(exc)) from exc
+        field = exc.field.rsplit(": ", 1)[-1] if exc.field else source
+        raise BadInput(field, str(exc)) from exc
+    if known:
+        names = {(d.get("metadata") or {}).get("name") for d in known if isinstance(d, dict)}
+        objects.priority_classes = [pc for pc in objects.priority_classes if pc.name not in names]
+    return objects
 
 
 def check_config(document: Any, source: str = "profile") -> Any:
@@ -329,6 +341,16 @@ class Engine:
         pod.priority = pc.value if pc is not None else 0
         if not pod.preemption_policy:
             pod.preemption_policy = pc.preemption_policy if pc is not None and pc.preemption_policy else "PreemptLowerPriority"
+
+    def load_new(self, documents: list[Any], source: str) -> ClusterObjects:
+        """Objects from an upload, resolved against the cluster's PriorityClasses."""
+        known = [
+            {"kind": "PriorityClass", "metadata": {"name": pc.name}, "value": pc.value, "globalDefault": pc.global_default, "preemptionPolicy": pc.preemption_policy}
+            for pc in self.cluster.priority_classes.values()
+        ]
+        objects = load_objects(documents, source, known)
+        self.check_new(objects)
+        return objects
 
     def find_pod(self, namespace: str, name: str) -> Pod:
         """A live pod by namespace and name."""

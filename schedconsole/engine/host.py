@@ -56,8 +56,9 @@ class EngineHost:
         return self._thread is not None and self._thread.is_alive()
 
     # ----- lifecycle ---------------------------------------------------------------------------
-    def start(self, *, live: bool = True, seed: int | None = None) -> None:
-        """Rebuild the engine from the database and start its thread."""
+    def start(self, *, live: bool = True, seed: int | None = None, run: bool = True) -> None:
+        """Rebuild the engine from the database and start its thread (`run=False`: build only,
+        the caller drives `engine.step()` itself)."""
         from schedconsole.engine.state import ensure_state, initial_flags
         from schedconsole.live.publisher import LivePublisher
 
@@ -79,8 +80,9 @@ class EngineHost:
             self.live.start()
         self._stop = False
         self.started_at = time.time()
-        self._thread = threading.Thread(target=self._loop, name="schedconsole-engine", daemon=True)
-        self._thread.start()
+        if run:
+            self._thread = threading.Thread(target=self._loop, name="schedconsole-engine", daemon=True)
+            self._thread.start()
 
     def stop(self, *, run_pending: bool = False, timeout: float = 30.0) -> None:
         """Stop after the current cycle; bindings not yet begun are dropped (as if the process died)
@@ -102,6 +104,8 @@ class EngineHost:
         if self.live is not None:
             self.live.stop()
         self._thread = None
+        self.store = None
+        self.live = None
 
     # ----- requests ------------------------------------------------------------------------------
     def post(self, fn: Callable[[], None]) -> None:

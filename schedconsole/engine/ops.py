@@ -36,8 +36,7 @@ def _queue(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
 
 def _create(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     """Create objects from documents: all are checked before any is applied."""
-    objects = bridge.load_objects(payload["documents"], payload.get("source", "upload"))
-    engine.check_new(objects)
+    objects = engine.load_new(payload["documents"], payload.get("source", "upload"))
     counts = engine.create_objects(objects)
     return {"created": counts, "warnings": objects.warnings}
 

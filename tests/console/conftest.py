@@ -1,0 +1,153 @@
+"""Fixtures for the console: users by role, API clients, and a running engine over a small cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from schedconsole.engine import bridge, host as host_module
+from schedconsole.engine.store import save_documents
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", zone: str = "zone-a", **spec: Any) -> dict[str, Any]:
+    """A Node document."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
+        "spec": spec,
+        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}},
+    }
+
+
+def pod(name: str, cpu: str = "100m", memory: str = "128Mi", namespace: str = "default", **spec: Any) -> dict[str, Any]:
+    """A Pod document."""
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}
+    body.update(spec)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}}, "spec": body}
+
+
+SMALL_CLUSTER = [node("node-a", zone="zone-a"), node("node-b", zone="zone-b"), node("node-c", cpu="2", zone="zone-c")]
+TWO_PROFILES = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {"schedulerName": "default-scheduler"},
+        {
+            "schedulerName": "bin-packing",
+            "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}],
+        },
+    ],
+}
+
+
+@pytest.fixture(autouse=True)
+def _console_settings(settings: Any) -> None:
+    settings.DEMO_CLUSTER = False
+    settings.DEMO_TRICKLE_PODS_PER_SECOND = 0
+    settings.DEBUG_TOP_N_SCORES = 3
+    settings.CONTROL_TIMEOUT_SECONDS = 10
+
+
+def make_user(name: str, *groups: str) -> User:
+    """A user in the given groups."""
+    user = User.objects.create_user(name, password="pw-" + name)
+    for group in groups:
+        user.groups.add(Group.objects.get_or_create(name=group)[0])
+    return user
+
+
+@pytest.fixture
+def operator(transactional_db: None) -> User:
+    """A user with the operator role."""
+    return make_user("olga", "operator")
+
+
+@pytest.fixture
+def viewer(transactional_db: None) -> User:
+    """A user with the viewer role only."""
+    return make_user("victor", "viewer")
+
+
+@pytest.fixture
+def api(operator: User) -> APIClient:
+    """An API client logged in as the operator (token auth)."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=operator)[0].key}")
+    return client
+
+
+@pytest.fixture
+def viewer_api(viewer: User) -> APIClient:
+    """An API client logged in as the viewer (session auth)."""
+    client = APIClient()
+    client.force_login(viewer)
+    return client
+
+
+@pytest.fixture
+def anon() -> APIClient:
+    """An API client with no credentials."""
+    return APIClient()
+
+
+@pytest.fixture
+def start_engine(transactional_db: None) -> Iterator[Callable[..., host_module.EngineHost]]:
+    """Start the engine over stored documents (and a configuration); stopped after the test."""
+    started: list[host_module.EngineHost] = []
+
+    def start(
+        documents: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None, live: bool = False, run: bool = True
+    ) -> host_module.EngineHost:
+        if config is not None:
+            from schedconsole.profiles.models import ProfileVersion
+
+            ProfileVersion.objects.create(version=1, document=config, active=True, comment="test")
+        if documents:
+            save_documents([bridge.with_defaults(d, d["kind"]) for d in documents])
+        host_module._host = None
+        host = host_module.get_host()
+        host.start(live=live, seed=1, run=run)
+        started.append(host)
+        return host
+
+    yield start
+    for host in started:
+        if host.running or host.store is not None:
+            host.stop()
+    host_module._host = None
+
+
+@pytest.fixture
+def engine(start_engine: Callable[..., host_module.EngineHost]) -> host_module.EngineHost:
+    """A running engine over three nodes and two profiles."""
+    return start_engine(SMALL_CLUSTER, TWO_PROFILES)
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll until predicate returns something truthy."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+def settle(host: host_module.EngineHost) -> None:
+    """Wait until the engine is idle and the store has written everything."""
+    import time
+
+    for _ in range(3):
+        host.call("ping")
+        time.sleep(0.05)
+    assert host.store is not None
+    host.store.flush()

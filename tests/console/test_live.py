@@ -1,0 +1,129 @@
+"""`/ws/scores/`: session auth, origin check, filters, message shape, slow clients."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from schedconsole.asgi import application
+from schedconsole.live.hub import ClientBuffer, Hub
+from tests.console.conftest import SMALL_CLUSTER, TWO_PROFILES, make_user, pod
+
+ORIGIN = (b"origin", b"http://127.0.0.1")
+
+
+def _session_cookie() -> bytes:
+    user = make_user("wendy", "viewer")
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+async def _connect(headers: list[tuple[bytes, bytes]]) -> tuple[WebsocketCommunicator, bool]:
+    communicator = WebsocketCommunicator(application, "/ws/scores/", headers=headers)
+    connected, _ = await communicator.connect(timeout=5)
+    return communicator, connected
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_attempts_stream_with_filters(start_engine) -> None:
+    host = await sync_to_async(start_engine)(SMALL_CLUSTER, TWO_PROFILES, live=True)
+    cookie = await sync_to_async(_session_cookie)()
+    ws, connected = await _connect([ORIGIN, (b"cookie", cookie)])
+    assert connected
+    assert (await ws.receive_json_from(timeout=5))["type"] == "hello"
+    await ws.send_json_to({"type": "filter", "namespace": "team"})
+    assert (await ws.receive_json_from(timeout=5)) == {"type": "filter", "filters": {"namespace": "team"}}
+    create = sync_to_async(host.call, thread_sensitive=False)
+    await create("create", {"documents": [pod("other", namespace="default")], "source": "t"})
+    await create("create", {"documents": [pod("mine", namespace="team")], "source": "t"})
+    message = await ws.receive_json_from(timeout=5)
+    assert message["type"] == "attempt"
+    assert message["pod"] == "team/mine"
+    assert set(message) == {"type", "at", "profile", "pod", "outcome", "node", "feasibleNodes", "scores"}
+    assert message["outcome"] == "Scheduled" and message["feasibleNodes"] == 3
+    assert len(message["scores"]) == 3  # debugTopNScores = 3
+    top = message["scores"][0]
+    assert top["node"] == message["node"] and set(top) == {"node", "total", "plugins"}
+    assert "NodeResourcesFit" in top["plugins"]
+    assert await ws.receive_nothing(timeout=0.3)
+    await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_anonymous_is_refused(start_engine) -> None:
+    await sync_to_async(start_engine)(SMALL_CLUSTER, TWO_PROFILES, live=True)
+    ws, connected = await _connect([ORIGIN])
+    assert not connected
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_foreign_origin_is_refused(start_engine) -> None:
+    await sync_to_async(start_engine)(SMALL_CLUSTER, TWO_PROFILES, live=True)
+    cookie = await sync_to_async(_session_cookie)()
+    ws, connected = await _connect([(b"origin", b"http://evil.example"), (b"cookie", cookie)])
+    assert not connected
+
+
+def _attempt(i: int, pod_name: str = "default/p", profile: str = "default-scheduler") -> dict[str, Any]:
+    return {"type": "attempt", "at": "2026-01-01T00:00:00Z", "profile": profile, "pod": f"{pod_name}{i}", "outcome": "Scheduled", "node": "n", "feasibleNodes": 1, "scores": []}
+
+
+async def test_slow_client_is_coalesced_with_a_missed_notice() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    client = ClientBuffer(4, send)
+    for i in range(10):
+        client.offer(_attempt(i))
+    task = asyncio.get_running_loop().create_task(client.run())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    assert sent[0] == {"type": "missed", "count": 6}
+    assert [m["pod"] for m in sent[1:]] == [f"default/p{i}" for i in range(6, 10)]
+
+
+async def test_a_stuck_client_slows_no_one_else() -> None:
+    hub = Hub()
+    stuck_forever = asyncio.Event()
+    fast: list[dict[str, Any]] = []
+
+    async def stuck_send(message: dict[str, Any]) -> None:
+        await stuck_forever.wait()
+
+    async def fast_send(message: dict[str, Any]) -> None:
+        fast.append(message)
+
+    stuck, quick = ClientBuffer(8, stuck_send), ClientBuffer(1000, fast_send)
+    hub.clients = {stuck, quick}
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(stuck.run()), loop.create_task(quick.run())]
+    for batch in range(10):
+        hub.deliver({"items": [_attempt(batch * 50 + i) for i in range(50)], "dropped": 0})
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.05)
+    assert len([m for m in fast if m["type"] == "attempt"]) == 500
+    assert len(stuck.items) <= 8 and stuck.missed >= 400  # the rest went into the notice it is stuck sending
+    hub.deliver({"items": [], "dropped": 3})
+    await asyncio.sleep(0.01)
+    assert fast[-1] == {"type": "missed", "count": 3}
+    for task in tasks:
+        task.cancel()
+
+
+@pytest.mark.parametrize(
+    ("filters", "pods"),
+    [({}, ["a/x", "b/y"]), ({"namespace": "a"}, ["a/x"]), ({"pod": "y"}, ["b/y"]), ({"profile": "other"}, [])],
+    ids=["none", "namespace", "pod", "profile"],
+)
+def test_filters(filters: dict[str, str], pods: list[str]) -> None:
+    client = ClientBuffer.__new__(ClientBuffer)
+    client.filters = filters
+    assert [p for p in ("a/x", "b/y") if client.accepts({"pod": p, "profile": "default-scheduler"})] == pods
