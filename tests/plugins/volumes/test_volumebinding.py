@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from scheduler.api.storage import ANN_SELECTED_NODE
+from scheduler.config.args import VolumeBindingArgs
 from scheduler.framework.types import Code, CycleState
 from scheduler.plugins.volumebinding import (
     ERR_REASON_BIND_CONFLICT,
@@ -17,7 +18,6 @@ from scheduler.plugins.volumebinding import (
     UNBOUND_IMMEDIATE,
     VolumeBinding,
 )
-from scheduler.config.args import VolumeBindingArgs
 from tests.builders import make_node, make_pod
 from tests.plugins.volumes.helpers import StorageHandle, pod_with, pv, pvc, sc
 
