@@ -69,6 +69,8 @@ class Workload:
     """One pod of `arrivals` is created after every `arrival_every` measured pods are scheduled."""
     pace: float = 0.0
     """Virtual seconds each scheduled measured pod takes (so backoffs expire as they would live)."""
+    storage: ClusterObjects | None = None
+    """PersistentVolumes, claims and StorageClasses the pods use."""
 
 
 def scheduling_basic(nodes: int, init_pods: int, pods: int) -> Workload:
@@ -139,11 +141,51 @@ def preemption_heavy(nodes: int, init_pods: int, pods: int) -> Workload:
     )
 
 
+ZONES = ("zone-a", "zone-b", "zone-c")
+
+
+def scheduling_pods_with_pvs(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPodsWithPVs: nodes in 3 zones; each measured pod has its own WaitForFirstConsumer
+    claim, and one available PV per claim is pinned to a zone (scheduler_perf's PV workloads, with
+    delayed binding so VolumeBinding finds and binds the PV)."""
+    from scheduler.api.storage import parse_persistent_volume, parse_persistent_volume_claim, parse_storage_class
+
+    zone_key = "topology.kubernetes.io/zone"
+    storage = ClusterObjects()
+    storage.storage_classes.append(
+        parse_storage_class({"metadata": {"name": "local-wffc"}, "provisioner": "kubernetes.io/no-provisioner",
+                             "volumeBindingMode": "WaitForFirstConsumer"})
+    )
+    measured = []
+    for i in range(pods):
+        name = f"pvc-{i:06d}"
+        storage.persistent_volume_claims.append(parse_persistent_volume_claim({
+            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local-wffc",
+                     "resources": {"requests": {"storage": "1Gi"}}},
+        }))
+        storage.persistent_volumes.append(parse_persistent_volume({
+            "metadata": {"name": f"pv-{i:06d}"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "local-wffc",
+                     "csi": {"driver": "local.csi.example.com", "volumeHandle": f"vol-{i:06d}"},
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                         {"matchExpressions": [{"key": zone_key, "operator": "In", "values": [ZONES[i % 3]]}]}]}}},
+        }))
+        measured.append(make_pod("pod", i, spec={"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": name}}]}))
+    return Workload(
+        [make_node(i, {zone_key: ZONES[i % 3]}) for i in range(nodes)],
+        [make_pod("init", i) for i in range(init_pods)],
+        measured,
+        storage=storage,
+    )
+
+
 WORKLOADS: dict[str, tuple[Callable[[int, int, int], Workload], tuple[int, int, int]]] = {
     "SchedulingBasic": (scheduling_basic, (5000, 1000, 10000)),
     "TopologySpreading": (topology_spreading, (5000, 5000, 10000)),
     "PreemptionAsync": (preemption_async, (5000, 20000, 5000)),
     "PreemptionHeavy": (preemption_heavy, (5000, 20000, 500)),
+    "SchedulingPodsWithPVs": (scheduling_pods_with_pvs, (5000, 1000, 3000)),
 }
 
 
@@ -169,7 +211,7 @@ def _workload(args: argparse.Namespace) -> tuple[str, Workload]:
         objs: ClusterObjects = load_cluster(args.cluster)
         bound = [p for p in objs.pods if p.node_name]
         pending = [p for p in objs.pods if not p.node_name]
-        return "cluster", Workload(objs.nodes, bound, pending, extensions=objs.extensions)
+        return "cluster", Workload(objs.nodes, bound, pending, extensions=objs.extensions, storage=objs)
     if args.workload not in WORKLOADS:
         from scheduler.cli import UsageError
 
@@ -210,6 +252,13 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = load_config(args.config) if args.config else default_config()
     clock = VirtualClock(START)
     objs = ClusterObjects(nodes=work.nodes, extensions=work.extensions)
+    if work.storage is not None:
+        objs.persistent_volumes = work.storage.persistent_volumes
+        objs.persistent_volume_claims = work.storage.persistent_volume_claims
+        objs.storage_classes = work.storage.storage_classes
+        objs.csi_nodes = work.storage.csi_nodes
+        objs.csi_drivers = work.storage.csi_drivers
+        objs.csi_storage_capacities = work.storage.csi_storage_capacities
     if name == "cluster":
         objs.pods = list(work.init_pods)
     cluster = SimulatedCluster.from_objects(objs, clock)

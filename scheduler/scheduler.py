@@ -47,6 +47,8 @@ from scheduler.queue import SchedulingQueue
 from scheduler.records import AttemptRecord
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
+_ACTION_LABELS = {ActionType.ADD: "Add", ActionType.DELETE: "Delete", ActionType.UPDATE: "Update"}
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODE_AVAILABLE = "0/{} nodes are available"
 
@@ -323,6 +325,11 @@ class Scheduler:
                 self._on_node(event)
             elif event.kind == "Namespace" and event.new is not None:
                 self.snapshot.namespaces[event.new.name] = self.cluster.namespace_labels(event.new.name)
+            elif event.kind in STORAGE_KINDS:
+                # A new PV, claim, class, CSINode or CSIDriver may let pods the volume plugins
+                # rejected in; the plugins read these objects from the cluster's listers.
+                action = {"ADDED": ActionType.ADD, "DELETED": ActionType.DELETE}.get(event.type, ActionType.UPDATE)
+                self.queue.move_all(ClusterEvent(event.kind, action, f"{event.kind}{_ACTION_LABELS[action]}"))
 
     def _on_pod(self, event: WatchEvent) -> None:
         old: Pod | None = event.old

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -22,6 +22,20 @@ from scheduler.api.objects import (
     parse_pdb,
     parse_pod,
     parse_priority_class,
+)
+from scheduler.api.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    parse_csi_driver,
+    parse_csi_node,
+    parse_csi_storage_capacity,
+    parse_persistent_volume,
+    parse_persistent_volume_claim,
+    parse_storage_class,
 )
 from scheduler.api.workloads import (
     SelectingObject,
@@ -67,6 +81,12 @@ class ClusterObjects:
     replication_controllers: list[SelectingObject] = field(default_factory=list)
     replica_sets: list[SelectingObject] = field(default_factory=list)
     stateful_sets: list[SelectingObject] = field(default_factory=list)
+    persistent_volumes: list[PersistentVolume] = field(default_factory=list)
+    persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
+    csi_drivers: list[CSIDriver] = field(default_factory=list)
+    csi_storage_capacities: list[CSIStorageCapacity] = field(default_factory=list)
     extensions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -81,6 +101,12 @@ _PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "ReplicationController": parse_replication_controller,
     "ReplicaSet": parse_replica_set,
     "StatefulSet": parse_stateful_set,
+    "PersistentVolume": parse_persistent_volume,
+    "PersistentVolumeClaim": parse_persistent_volume_claim,
+    "StorageClass": parse_storage_class,
+    "CSINode": parse_csi_node,
+    "CSIDriver": parse_csi_driver,
+    "CSIStorageCapacity": parse_csi_storage_capacity,
 }
 _TARGETS = {
     "Node": "nodes",
@@ -92,6 +118,12 @@ _TARGETS = {
     "ReplicationController": "replication_controllers",
     "ReplicaSet": "replica_sets",
     "StatefulSet": "stateful_sets",
+    "PersistentVolume": "persistent_volumes",
+    "PersistentVolumeClaim": "persistent_volume_claims",
+    "StorageClass": "storage_classes",
+    "CSINode": "csi_nodes",
+    "CSIDriver": "csi_drivers",
+    "CSIStorageCapacity": "csi_storage_capacities",
 }
 
 
@@ -181,7 +213,19 @@ def objects_from_documents(documents: Iterable[tuple[str, int, Any]]) -> Cluster
             seen[key] = f"{path} document {number}"
             getattr(out, _TARGETS[kind]).append(obj)
     _resolve_priorities(out)
+    _default_storage_classes(out)
     return out
+
+
+def _default_storage_classes(objs: ClusterObjects) -> None:
+    """Claims that name no class get the default StorageClass, as the DefaultStorageClass
+    admission plugin sets it when a claim is created."""
+    default = next((sc for sc in objs.storage_classes if sc.is_default), None)
+    if default is None:
+        return
+    for i, pvc in enumerate(objs.persistent_volume_claims):
+        if pvc.storage_class_name is None and "volume.beta.kubernetes.io/storage-class" not in pvc.meta.annotations:
+            objs.persistent_volume_claims[i] = replace(pvc, storage_class_name=default.name)
 
 
 def _resolve_priorities(objs: ClusterObjects) -> None:

@@ -379,6 +379,62 @@ def parse_spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstra
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True)
+class Volume:
+    """A pod volume as the volume plugins read it: its claim, or the in-tree disk it names.
+
+    `source` is the volume's type (`persistentVolumeClaim`, `ephemeral`, `csi`,
+    `gcePersistentDisk`, `awsElasticBlockStore`, `iscsi`, `rbd`, or another key as written);
+    `disk` identifies the in-tree disk VolumeRestrictions compares (PD name, EBS volume id, IQN,
+    or RBD pool/image), with `monitors` for RBD.
+    """
+
+    name: str
+    source: str
+    claim_name: str = ""
+    read_only: bool = False
+    disk: str = ""
+    monitors: tuple[str, ...] = ()
+    driver: str = ""
+
+
+_IN_TREE_DISKS = {
+    "gcePersistentDisk": "pdName",
+    "awsElasticBlockStore": "volumeID",
+    "iscsi": "iqn",
+}
+
+
+def parse_volumes(raw: Any, path: str) -> tuple[Volume, ...]:
+    """Parse spec.volumes, keeping what the volume plugins read."""
+    out = []
+    for i, item in enumerate(sequence(raw, path)):
+        where = join(path, i)
+        data = mapping(item, where)
+        name = string(data.get("name"), join(where, "name"))
+        source = next((k for k in data if k != "name"), "emptyDir")
+        body = mapping(data.get(source), join(where, source)) if isinstance(data.get(source), dict) else {}
+        sp = join(where, source)
+        read_only = boolean(body.get("readOnly"), join(sp, "readOnly"))
+        if source == "persistentVolumeClaim":
+            out.append(Volume(name, source, claim_name=string(body.get("claimName"), join(sp, "claimName")), read_only=read_only))
+        elif source == "ephemeral":
+            out.append(Volume(name, source))
+        elif source in _IN_TREE_DISKS:
+            key = _IN_TREE_DISKS[source]
+            out.append(Volume(name, source, read_only=read_only, disk=string(body.get(key), join(sp, key))))
+        elif source == "rbd":
+            monitors = tuple(string(m, join(join(sp, "monitors"), j)) for j, m in enumerate(sequence(body.get("monitors"), join(sp, "monitors"))))
+            pool = string(body.get("pool"), join(sp, "pool"), "rbd") or "rbd"
+            image = string(body.get("image"), join(sp, "image"))
+            out.append(Volume(name, source, read_only=read_only, disk=f"{pool}/{image}", monitors=monitors))
+        elif source == "csi":
+            out.append(Volume(name, source, read_only=read_only, driver=string(body.get("driver"), join(sp, "driver"))))
+        else:
+            out.append(Volume(name, source))
+    return tuple(out)
+
+
 @dataclass(slots=True, eq=False)
 class Pod:
     """A pod: its scheduling-relevant spec and status, plus the document it came from."""
@@ -406,6 +462,7 @@ class Pod:
     requests: ResourceList = field(default_factory=dict)
     nonzero_cpu: int = 0
     nonzero_memory: int = 0
+    volumes: tuple[Volume, ...] = ()
 
     @property
     def name(self) -> str:
@@ -416,6 +473,18 @@ class Pod:
     def namespace(self) -> str:
         """metadata.namespace."""
         return self.meta.namespace
+
+    @property
+    def claim_names(self) -> list[str]:
+        """The PersistentVolumeClaims the pod uses: named claims and generic ephemeral ones
+        (`<pod>-<volume>`, as component-helpers' `ephemeral.VolumeClaimName`)."""
+        out = []
+        for v in self.volumes:
+            if v.source == "persistentVolumeClaim":
+                out.append(v.claim_name)
+            elif v.source == "ephemeral":
+                out.append(f"{self.meta.name}-{v.name}")
+        return out
 
     @property
     def uid(self) -> str:
@@ -573,6 +642,7 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
         start_time=timestamp(status.get("startTime"), join(join(path, "status"), "startTime")),
         conditions=conditions,
         raw=doc,
+        volumes=parse_volumes(spec.get("volumes"), join(sp, "volumes")),
     )
     refresh_requests(pod)
     return pod
@@ -759,10 +829,12 @@ __all__ = [
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",
+    "Volume",
     "WeightedPodAffinityTerm",
     "parse_namespace",
     "parse_node",
     "parse_pdb",
     "parse_pod",
     "parse_priority_class",
+    "parse_volumes",
 ]

@@ -14,6 +14,14 @@ from typing import Any
 from scheduler.api.fields import format_time
 from scheduler.api.loader import ClusterObjects
 from scheduler.api.objects import TERMINAL_PHASES, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from scheduler.api.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+)
 from scheduler.api.workloads import SelectingObject
 from scheduler.clock import Clock
 from scheduler.cluster.faults import FaultDecision, FaultInjector
@@ -71,6 +79,12 @@ class SimulatedCluster:
     pdbs: dict[str, PodDisruptionBudget] = field(default_factory=dict)
     # Services and workload controllers by kind, then `namespace/name` (default pod spreading).
     selecting: dict[str, dict[str, SelectingObject]] = field(default_factory=dict)
+    persistent_volumes: dict[str, PersistentVolume] = field(default_factory=dict)
+    persistent_volume_claims: dict[str, PersistentVolumeClaim] = field(default_factory=dict)
+    storage_classes: dict[str, StorageClass] = field(default_factory=dict)
+    csi_nodes: dict[str, CSINode] = field(default_factory=dict)
+    csi_drivers: dict[str, CSIDriver] = field(default_factory=dict)
+    csi_storage_capacities: list[CSIStorageCapacity] = field(default_factory=list)
     extensions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     deleted: dict[str, Pod] = field(default_factory=dict)
     events: list[RecordedEvent] = field(default_factory=list)
@@ -102,6 +116,17 @@ class SimulatedCluster:
             cluster.pods[pod.uid] = pod
             if pod.namespace not in cluster.namespaces:
                 cluster.namespaces[pod.namespace] = _implicit_namespace(pod.namespace)
+        for pv in objs.persistent_volumes:
+            cluster.persistent_volumes[pv.name] = pv
+        for pvc in objs.persistent_volume_claims:
+            cluster.persistent_volume_claims[pvc.key] = pvc
+        for sc in objs.storage_classes:
+            cluster.storage_classes[sc.name] = sc
+        for csi_node in objs.csi_nodes:
+            cluster.csi_nodes[csi_node.name] = csi_node
+        for driver in objs.csi_drivers:
+            cluster.csi_drivers[driver.name] = driver
+        cluster.csi_storage_capacities = list(objs.csi_storage_capacities)
         cluster.extensions = {k: list(v) for k, v in objs.extensions.items()}
         return cluster
 
@@ -180,6 +205,80 @@ class SimulatedCluster:
         labels = dict(ns.meta.labels) if ns is not None else {}
         labels.setdefault("kubernetes.io/metadata.name", name)
         return labels
+
+    def get_persistent_volume(self, name: str) -> PersistentVolume | None:
+        """A PersistentVolume by name."""
+        return self.persistent_volumes.get(name)
+
+    def get_persistent_volume_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        """A PersistentVolumeClaim by namespace and name."""
+        return self.persistent_volume_claims.get(f"{namespace}/{name}")
+
+    def list_persistent_volumes(self) -> list[PersistentVolume]:
+        """All PersistentVolumes in the order they were added."""
+        return list(self.persistent_volumes.values())
+
+    def get_storage_class(self, name: str) -> StorageClass | None:
+        """A StorageClass by name."""
+        return self.storage_classes.get(name)
+
+    def get_csi_node(self, name: str) -> CSINode | None:
+        """The CSINode of a node."""
+        return self.csi_nodes.get(name)
+
+    def get_csi_driver(self, name: str) -> CSIDriver | None:
+        """A CSIDriver by name."""
+        return self.csi_drivers.get(name)
+
+    # ----- storage writes -------------------------------------------------------------------
+    def put_persistent_volume(self, pv: PersistentVolume) -> None:
+        """Create or update a PersistentVolume."""
+        old = self.persistent_volumes.get(pv.name)
+        self.persistent_volumes[pv.name] = pv
+        self._emit(WatchEvent("PersistentVolume", "MODIFIED" if old else "ADDED", old, pv))
+
+    def put_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> None:
+        """Create or update a PersistentVolumeClaim."""
+        old = self.persistent_volume_claims.get(pvc.key)
+        self.persistent_volume_claims[pvc.key] = pvc
+        self._emit(WatchEvent("PersistentVolumeClaim", "MODIFIED" if old else "ADDED", old, pvc))
+
+    def put_storage_class(self, sc: StorageClass) -> None:
+        """Create or update a StorageClass."""
+        old = self.storage_classes.get(sc.name)
+        self.storage_classes[sc.name] = sc
+        self._emit(WatchEvent("StorageClass", "MODIFIED" if old else "ADDED", old, sc))
+
+    def put_csi_node(self, csi_node: CSINode) -> None:
+        """Create or update a CSINode."""
+        old = self.csi_nodes.get(csi_node.name)
+        self.csi_nodes[csi_node.name] = csi_node
+        self._emit(WatchEvent("CSINode", "MODIFIED" if old else "ADDED", old, csi_node))
+
+    def put_csi_driver(self, driver: CSIDriver) -> None:
+        """Create or update a CSIDriver."""
+        old = self.csi_drivers.get(driver.name)
+        self.csi_drivers[driver.name] = driver
+        self._emit(WatchEvent("CSIDriver", "MODIFIED" if old else "ADDED", old, driver))
+
+    def bind_pod_volumes(self, pod: Pod, pvs: list[PersistentVolume], claims: list[PersistentVolumeClaim]) -> None:
+        """VolumeBinding's PreBind writes: PVs with their claimRef and claims with a selected node;
+        the cluster then plays the PV controller and the provisioner (see `pvcontroller`)."""
+        from scheduler.cluster.pvcontroller import complete_binding
+
+        for pv in pvs:
+            self.put_persistent_volume(pv)
+        for claim in claims:
+            self.put_persistent_volume_claim(claim)
+        for pv in pvs:
+            ref = pv.claim_ref
+            bound = self.get_persistent_volume_claim(ref.namespace, ref.name) if ref is not None else None
+            if bound is not None:
+                complete_binding(self, bound)
+        for claim in claims:
+            current = self.get_persistent_volume_claim(claim.namespace, claim.name)
+            if current is not None:
+                complete_binding(self, current)
 
     # ----- writes -----------------------------------------------------------------------
     def add_node(self, node: Node) -> None:

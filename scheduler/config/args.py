@@ -492,6 +492,41 @@ class DefaultPreemptionArgs:
         return issues
 
 
+@dataclass(frozen=True, slots=True)
+class VolumeBindingArgs:
+    """Args of VolumeBinding: how long PreBind waits for binding, and the capacity scoring shape
+    (None unless given; the StorageCapacityScoring gate supplies a default when on)."""
+
+    bind_timeout_seconds: int = 600
+    shape: tuple[UtilizationShapePoint, ...] | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object], path: str) -> Self:
+        """Decode strictly; bindTimeoutSeconds defaults to 600."""
+        r = args_reader(data, path)
+        timeout = r.integer("bindTimeoutSeconds")
+        shape = None
+        if r.has("shape"):
+            points = []
+            for item in r.children("shape"):
+                points.append(UtilizationShapePoint(item.integer("utilization") or 0, item.integer("score") or 0))
+                item.finish()
+            shape = tuple(points)
+        r.raw("shape")
+        return checked(r, cls(600 if timeout is None else timeout, shape))
+
+    def validate(self, path: str) -> list[FieldIssue]:
+        """bindTimeoutSeconds not negative; a given shape must be a valid function shape."""
+        issues = []
+        if self.bind_timeout_seconds < 0:
+            issues.append(
+                invalid(join(path, "bindTimeoutSeconds"), self.bind_timeout_seconds, "invalid BindTimeoutSeconds, should not be a negative value")
+            )
+        if self.shape is not None:
+            issues += validate_function_shape(self.shape, join(path, "shape"))
+        return issues
+
+
 ARGS_TYPES: dict[str, type[PluginArgs]] = {
     "DefaultPreemption": DefaultPreemptionArgs,
     "InterPodAffinity": InterPodAffinityArgs,
@@ -499,6 +534,7 @@ ARGS_TYPES: dict[str, type[PluginArgs]] = {
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
     "NodeResourcesFit": NodeResourcesFitArgs,
     "PodTopologySpread": PodTopologySpreadArgs,
+    "VolumeBinding": VolumeBindingArgs,
 }
 """Plugin name to its args class; a plugin not listed takes its args as a plain mapping."""
 

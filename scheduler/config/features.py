@@ -32,6 +32,8 @@ KNOWN_FEATURES: Mapping[str, FeatureSpec] = MappingProxyType(
         "SchedulerPopFromBackoffQ": FeatureSpec(True, "Beta"),
         "SchedulerQueueingHints": FeatureSpec(True, "GA", locked=True),
         "SidecarContainers": FeatureSpec(True, "GA"),
+        "StorageCapacityScoring": FeatureSpec(False, "Alpha"),
+        "VolumeAttributesClass": FeatureSpec(True, "GA", locked=True),
     }
 )
 """Gates this engine knows, as upstream `pkg/features/kube_features.go` sets them for v1.34."""

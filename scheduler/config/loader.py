@@ -293,7 +293,7 @@ def _default_profile(raw: _RawProfile) -> ProfileDraft:
         args_type = ARGS_TYPES.get(name)
         if args_type is not None and name not in configured:
             config.append((name, args_type()))
-    return ProfileDraft(raw.scheduler_name or "", raw.percentage_of_nodes_to_score, plugins, tuple(config))
+    return ProfileDraft(raw.scheduler_name or "", raw.percentage_of_nodes_to_score, plugins, tuple(config), raw.plugins)
 
 
 def _finish(draft: ConfigDraft, source: str) -> SchedulerConfiguration:

@@ -71,7 +71,7 @@ class Plugins:
         return sorted({p.name for name, _ in EXTENSION_POINTS for p in self.point(name).enabled})
 
 
-# Volume plugins and DynamicResources are out of scope for this engine.
+# DynamicResources (DRA) is out of scope for this engine; the config refuses it.
 DEFAULT_PLUGINS = Plugins(
     multi_point=PluginSet(
         enabled=(
@@ -83,6 +83,10 @@ DEFAULT_PLUGINS = Plugins(
             PluginRef("NodeAffinity", 2),
             PluginRef("NodePorts"),
             PluginRef("NodeResourcesFit", 1),
+            PluginRef("VolumeRestrictions"),
+            PluginRef("NodeVolumeLimits"),
+            PluginRef("VolumeBinding"),
+            PluginRef("VolumeZone"),
             PluginRef("PodTopologySpread", 2),
             PluginRef("InterPodAffinity", 2),
             PluginRef("DefaultPreemption"),

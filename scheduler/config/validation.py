@@ -25,6 +25,13 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
 """Plugins removed from v1: naming them is an error (upstream `invalidPluginsByVersion`)."""
 
+UNSUPPORTED_PLUGINS = {"DynamicResources": "dynamic resource allocation (DRA) is out of scope for this scheduler; remove it"}
+"""Upstream plugins this engine does not implement: naming them anywhere is an error saying so."""
+_REMOVED_PLUGIN_DETAIL = (
+    "was removed from kube-scheduler (the in-tree volume limit plugins are gone; NodeVolumeLimits counts "
+    "attachable volumes per CSI driver); remove it"
+)
+
 _INVALID_PLUGIN_DETAIL = f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version "{API_VERSION}")'
 
 
@@ -36,6 +43,8 @@ class ProfileDraft:
     percentage_of_nodes_to_score: int | None
     plugins: Plugins
     plugin_config: tuple[tuple[str, object], ...]
+    written_plugins: Plugins | None = None
+    """The plugins as the file wrote them (before merging with the defaults), for field paths."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +111,24 @@ def _profile_issues(profile: ProfileDraft, path: str) -> list[FieldIssue]:
         for i, plugin in enumerate(profile.plugins.point(field_name).enabled):
             if plugin.name in INVALID_PLUGINS:
                 issues.append(invalid(join(enabled_path, i), plugin.name, _INVALID_PLUGIN_DETAIL))
+    issues += _removed_and_unsupported_issues(profile, path)
     issues += _plugin_config_issues(profile, path)
+    return issues
+
+
+def _removed_and_unsupported_issues(profile: ProfileDraft, path: str) -> list[FieldIssue]:
+    """multiPoint entries naming a removed plugin (upstream only fails later, when building the
+    framework, without saying why), and any entry naming a plugin this engine does not offer."""
+    issues: list[FieldIssue] = []
+    if profile.written_plugins is None:
+        return issues
+    for field_name, yaml_name in EXTENSION_POINTS:
+        enabled_path = join(join(join(path, "plugins"), yaml_name), "enabled")
+        for i, plugin in enumerate(profile.written_plugins.point(field_name).enabled):
+            if field_name == "multi_point" and plugin.name in INVALID_PLUGINS:
+                issues.append(invalid(join(enabled_path, i), plugin.name, _REMOVED_PLUGIN_DETAIL))
+            elif plugin.name in UNSUPPORTED_PLUGINS:
+                issues.append(invalid(join(enabled_path, i), plugin.name, UNSUPPORTED_PLUGINS[plugin.name]))
     return issues
 
 

@@ -63,6 +63,9 @@ class Snapshot:
         self._derived: dict[object, object] = {}
         self._derived_generation = -1
         self._pod_rows: dict[str, int] = {}
+        # PersistentVolumeClaims (`namespace/name`) used by pods on nodes, with how many pods use
+        # each: upstream's usedPVCSet, read by VolumeRestrictions for ReadWriteOncePod claims.
+        self.pvc_ref_counts: dict[str, int] = {}
         # Selector counters: namespace -> selector -> matching pods per row (capacity-sized), and
         # the (namespace, selector) pairs from least to most recently requested.
         self._counters: dict[str, dict[LabelSelector, npt.NDArray[np.int64]]] = {}
@@ -287,6 +290,8 @@ class Snapshot:
         if info.required_anti_affinity_terms:
             self._anti_affinity_pods[pos] += 1
         self._count_selected(pod, pos, 1)
+        if pod.volumes:
+            self._count_claims(pod, 1)
         self._pod_rows[pod.uid] = pos
         self.generation += 1
         return info
@@ -310,8 +315,24 @@ class Snapshot:
         if info.required_anti_affinity_terms:
             self._anti_affinity_pods[pos] -= 1
         self._count_selected(old, pos, -1)
+        if old.volumes:
+            self._count_claims(old, -1)
         self.generation += 1
         return True
+
+    def _count_claims(self, pod: Pod, delta: int) -> None:
+        refs = self.pvc_ref_counts
+        for claim in pod.claim_names:
+            key = f"{pod.namespace}/{claim}"
+            count = refs.get(key, 0) + delta
+            if count > 0:
+                refs[key] = count
+            else:
+                refs.pop(key, None)
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether a pod on some node uses the claim `namespace/name` (`IsPVCUsedByPods`)."""
+        return key in self.pvc_ref_counts
 
     def node_of_pod(self, uid: str) -> str | None:
         """The node a pod is accounted on, if any."""

@@ -11,9 +11,13 @@ from scheduler.plugins import (
     nodename,
     nodeports,
     nodeunschedulable,
+    nodevolumelimits,
     queuesort,
     schedulinggates,
     tainttoleration,
+    volumebinding,
+    volumerestrictions,
+    volumezone,
 )
 from scheduler.plugins.interpodaffinity import plugin as interpodaffinity
 from scheduler.plugins.noderesources import balanced_allocation, fit
@@ -28,6 +32,10 @@ IN_TREE: dict[str, PluginFactory] = {
     nodeaffinity.NAME: nodeaffinity.new,
     nodeports.NAME: nodeports.new,
     fit.NAME: fit.new,
+    volumerestrictions.NAME: volumerestrictions.new,
+    nodevolumelimits.NAME: nodevolumelimits.new,
+    volumebinding.NAME: volumebinding.new,
+    volumezone.NAME: volumezone.new,
     podtopologyspread.NAME: podtopologyspread.new,
     interpodaffinity.NAME: interpodaffinity.new,
     defaultpreemption.NAME: defaultpreemption.new,

@@ -547,6 +547,7 @@ def test_registry_lists_the_default_plugins_with_args() -> None:
         "NodeResourcesBalancedAllocation",
         "NodeResourcesFit",
         "PodTopologySpread",
+        "VolumeBinding",
     }
 
 

@@ -15,6 +15,7 @@ from scheduler.config.args import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     PodTopologySpreadArgs,
+    VolumeBindingArgs,
 )
 from scheduler.config.errors import ConfigError
 from scheduler.config.loader import default_config, load_config
@@ -28,6 +29,7 @@ DEFAULT_ARGS = {
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs(),
     "NodeResourcesFit": NodeResourcesFitArgs(),
     "PodTopologySpread": PodTopologySpreadArgs(),
+    "VolumeBinding": VolumeBindingArgs(),
 }
 
 VALID_YAML = """\

@@ -22,7 +22,7 @@ def refs(*items: str | tuple[str, int]) -> tuple[PluginRef, ...]:
 
 
 def test_default_plugins_are_multi_point_in_upstream_order() -> None:
-    # upstream pkg/scheduler/apis/config/v1/default_plugins.go, volume plugins left out.
+    # upstream pkg/scheduler/apis/config/v1/default_plugins.go (DynamicResources left out).
     assert DEFAULT_PLUGINS.multi_point.enabled == refs(
         "SchedulingGates",
         "PrioritySort",
@@ -32,6 +32,10 @@ def test_default_plugins_are_multi_point_in_upstream_order() -> None:
         ("NodeAffinity", 2),
         "NodePorts",
         ("NodeResourcesFit", 1),
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
         "DefaultPreemption",
