@@ -15,6 +15,7 @@ from scheduler.plugins import (
     schedulinggates,
     tainttoleration,
 )
+from scheduler.plugins.coscheduling import plugin as coscheduling
 from scheduler.plugins.interpodaffinity import plugin as interpodaffinity
 from scheduler.plugins.noderesources import balanced_allocation, fit
 from scheduler.plugins.podtopologyspread import plugin as podtopologyspread
@@ -34,6 +35,7 @@ IN_TREE: dict[str, PluginFactory] = {
     balanced_allocation.NAME: balanced_allocation.new,
     imagelocality.NAME: imagelocality.new,
     defaultbinder.NAME: defaultbinder.new,
+    coscheduling.NAME: coscheduling.new,
 }
 
 
