@@ -19,6 +19,7 @@ from scheduler.plugins.coscheduling import plugin as coscheduling
 from scheduler.plugins.interpodaffinity import plugin as interpodaffinity
 from scheduler.plugins.noderesources import balanced_allocation, fit
 from scheduler.plugins.podtopologyspread import plugin as podtopologyspread
+from scheduler.plugins.reservation import plugin as reservation
 
 IN_TREE: dict[str, PluginFactory] = {
     schedulinggates.NAME: schedulinggates.new,
@@ -36,6 +37,7 @@ IN_TREE: dict[str, PluginFactory] = {
     imagelocality.NAME: imagelocality.new,
     defaultbinder.NAME: defaultbinder.new,
     coscheduling.NAME: coscheduling.new,
+    reservation.NAME: reservation.new,
 }
 
 

@@ -216,7 +216,7 @@ class Gang:
         """The GangSummary JSON (`gang_summary.go`): waitTime in nanoseconds, pod sets as maps."""
         return {
             "name": self.name,
-            "waitTime": int(round(self.wait_time * 1e9)),
+            "waitTime": round(self.wait_time * 1e9),
             "createTime": format_time(self.create_time) if self.create_time is not None else GO_ZERO_TIME,
             "mode": self.mode,
             "gangMatchPolicy": self.match_policy,
