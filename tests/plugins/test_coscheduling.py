@@ -125,7 +125,7 @@ def test_post_filter(tmp_path: pathlib.Path, mode: str, message: str, waiting_ou
     first, second = sched.records[0], sched.records[1]
     assert second.outcome == "Unschedulable"
     if message:
-        assert second.message.endswith(f" {message}.")
+        assert second.message.endswith(f" {message}")
     else:
         assert "gets rejected" not in second.message
     assert [first.outcome] == waiting_outcome
