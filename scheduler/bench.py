@@ -180,7 +180,58 @@ def scheduling_pods_with_pvs(nodes: int, init_pods: int, pods: int) -> Workload:
     )
 
 
+GANG_SIZES = (8, 64)
+GANG_TOO_BIG_EVERY = 10
+"""The members of every 10th gang ask for more CPU than any node has: it must bind nothing."""
+
+
+def _plugin_config(*plugins: str) -> Any:
+    from scheduler.config.loader import parse_config
+
+    profile = {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [{"name": p} for p in plugins]}}}
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
+    return parse_config(doc, "bench")
+
+
+def gang(nodes: int, init_pods: int, pods: int) -> Workload:
+    """Gang: measured pods in Strict gangs of 8 and 64 members (alternating, 30s waiting time);
+    the members of every 10th gang ask for 5 CPU, more than any node has, so it must bind nothing."""
+    measured: list[Pod] = []
+    g = 0
+    while len(measured) < pods:
+        size = GANG_SIZES[g % 2]
+        cpu = "5" if g % GANG_TOO_BIG_EVERY == GANG_TOO_BIG_EVERY - 1 else POD_CPU
+        for _ in range(min(size, pods - len(measured))):
+            member = make_pod("pod", len(measured), cpu=cpu)
+            annotations = {
+                "gang.scheduling.koordinator.sh/name": f"gang-{g}",
+                "gang.scheduling.koordinator.sh/min-available": str(size),
+                "gang.scheduling.koordinator.sh/waiting-time": "30s",
+            }
+            fields = {f: getattr(member.meta, f) for f in member.meta.__slots__}
+            member.meta = type(member.meta)(**{**fields, "annotations": annotations})
+            measured.append(member)
+        g += 1
+    init = [make_pod("init", i) for i in range(init_pods)]
+    return Workload([make_node(i) for i in range(nodes)], init, measured, config=_plugin_config("Coscheduling"))
+
+
+def check_gangs(cluster: Any) -> None:
+    """The Gang workload's own assertion: no Strict gang is partially bound."""
+    bound: dict[str, int] = {}
+    size: dict[str, int] = {}
+    for pod in cluster.list_pods():
+        name = pod.annotations.get("gang.scheduling.koordinator.sh/name")
+        if name:
+            size[name] = int(pod.annotations["gang.scheduling.koordinator.sh/min-available"])
+            bound[name] = bound.get(name, 0) + (1 if pod.node_name else 0)
+    partial = sorted(g for g, n in bound.items() if 0 < n < size[g])
+    if partial:
+        raise AssertionError(f"gangs partially bound: {', '.join(partial)}")
+
+
 WORKLOADS: dict[str, tuple[Callable[[int, int, int], Workload], tuple[int, int, int]]] = {
+    "Gang": (gang, (5000, 1000, 10000)),
     "SchedulingBasic": (scheduling_basic, (5000, 1000, 10000)),
     "TopologySpreading": (topology_spreading, (5000, 5000, 10000)),
     "PreemptionAsync": (preemption_async, (5000, 20000, 5000)),
@@ -249,7 +300,7 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from scheduler.cli import peak_rss_mb
 
     name, work = _workload(args)
-    config = load_config(args.config) if args.config else default_config()
+    config = load_config(args.config) if args.config else (work.config or default_config())
     clock = VirtualClock(START)
     objs = ClusterObjects(nodes=work.nodes, extensions=work.extensions)
     if work.storage is not None:
@@ -295,6 +346,8 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         profiler.disable()
         pstats.Stats(profiler, stream=err).sort_stats("cumulative").print_stats(30)
+    if name == "Gang":
+        check_gangs(cluster)
     seconds = (sched.last_bound_at or 0.0) - (sched.first_pop_at or 0.0)
     result = {
         "workload": name,

@@ -141,7 +141,7 @@ def result_json(sched: Scheduler, scores: ScoresSpec, objs: ClusterObjects, elap
         "results": [record_json(r, scores) for r in sched.records],
         "weights": {name: dict(fwk.weights) for name, fwk in sched.profiles.items()},
         "pods": pods,
-        "reservations": {},
+        "reservations": reservations_json(cluster),
         "metrics": sched.metrics.as_json(),
         "stats": {
             "pods": len(attempted),
@@ -150,6 +150,16 @@ def result_json(sched: Scheduler, scores: ScoresSpec, objs: ClusterObjects, elap
             "pods_per_second": round(sched.scheduled_count / elapsed, 1) if elapsed > 0 else 0.0,
         },
     }
+
+
+def reservations_json(cluster: Any) -> dict[str, dict[str, Any]]:
+    """Each Reservation's node and phase, as its status says at the end of the run."""
+    out: dict[str, dict[str, Any]] = {}
+    for doc in getattr(cluster, "extensions", {}).get("Reservation", ()):
+        status = doc.get("status") or {}
+        name = (doc.get("metadata") or {}).get("name", "")
+        out[name] = {"node": status.get("nodeName") or None, "phase": status.get("phase") or "Pending"}
+    return out
 
 
 def write_table(sched: Scheduler, scores: ScoresSpec, debug_scores: int, out: TextIO) -> None:

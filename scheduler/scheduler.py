@@ -236,6 +236,9 @@ class Scheduler:
         # Tasks due at a later (virtual) moment: asynchronous API calls an injected fault delays.
         self._delayed: list[tuple[float, int, Callable[[], None]]] = []
         self._delayed_seq = itertools.count()
+        # Changes of the cluster due at a moment (a reservation's expiry): the run advances to
+        # them only while pods wait, since only then can they change an outcome.
+        self._timed_events: list[tuple[float, int, Callable[[], None]]] = []
         self._popped = False
         self.listeners: list[Callable[[AttemptRecord], None]] = []
         self.records: list[AttemptRecord] = []
@@ -756,10 +759,16 @@ class Scheduler:
         else:
             heapq.heappush(self._delayed, (self.clock.now() + delay, next(self._delayed_seq), task))
 
+    def add_timed_event(self, at: float, task: Callable[[], None]) -> None:
+        """Run `task` between cycles once the clock reaches `at` (a timed change of the cluster)."""
+        heapq.heappush(self._timed_events, (at, next(self._delayed_seq), task))
+
     def _release_delayed(self) -> None:
         now = self.clock.now()
         while self._delayed and self._delayed[0][0] <= now:
             self.tasks.append(heapq.heappop(self._delayed)[2])
+        while self._timed_events and self._timed_events[0][0] <= now:
+            self.tasks.append(heapq.heappop(self._timed_events)[2])
 
     def _run_tasks(self) -> bool:
         ran = False
@@ -790,6 +799,8 @@ class Scheduler:
         expiry = self.queue.next_backoff_expiry()
         if expiry is not None:
             moments.append(expiry)
+        if self._timed_events and (self.waiting or any(self.queue.pending().values())):
+            moments.append(self._timed_events[0][0])
         return min(moments) if moments else None
 
     def step(self) -> bool:

@@ -23,6 +23,8 @@ from scheduler.api.objects import (
     parse_pod,
     parse_priority_class,
 )
+from scheduler.api.podgroup import parse_pod_group
+from scheduler.api.reservation import parse_reservation
 from scheduler.api.storage import (
     CSIDriver,
     CSINode,
@@ -107,6 +109,11 @@ _PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "CSINode": parse_csi_node,
     "CSIDriver": parse_csi_driver,
     "CSIStorageCapacity": parse_csi_storage_capacity,
+}
+# Extension kinds checked at load time (bad input exits 2); they stay documents for the plugins.
+_EXTENSION_VALIDATORS: dict[str, Callable[[Any, str], Any]] = {
+    "PodGroup": parse_pod_group,
+    "Reservation": parse_reservation,
 }
 _TARGETS = {
     "Node": "nodes",
@@ -195,6 +202,16 @@ def objects_from_documents(documents: Iterable[tuple[str, int, Any]]) -> Cluster
                 raise LoadError(path, number, "", prefix + "kind", "is required")
             what = _describe(item)
             if kind in EXTENSION_KINDS:
+                validator = _EXTENSION_VALIDATORS.get(kind)
+                if validator is not None:
+                    try:
+                        checked = validator(item, prefix.rstrip(".") if prefix else "")
+                    except FieldError as exc:
+                        raise LoadError(path, number, what, exc.path, exc.detail) from exc
+                    key = (kind, f"{getattr(checked.meta, 'namespace', '')}/{checked.meta.name}")
+                    if key in seen:
+                        raise LoadError(path, number, what, "metadata.name", f"duplicate {kind} {key[1].lstrip('/')!r} (first in {seen[key]})")
+                    seen[key] = f"{path} document {number}"
                 out.extensions.setdefault(kind, []).append(item)
                 continue
             parser = _PARSERS.get(kind)

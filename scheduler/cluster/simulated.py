@@ -14,6 +14,7 @@ from typing import Any
 from scheduler.api.fields import format_time
 from scheduler.api.loader import ClusterObjects
 from scheduler.api.objects import TERMINAL_PHASES, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from scheduler.api.reservation import PHASE_AVAILABLE, PHASE_PENDING, parse_reservation
 from scheduler.api.storage import (
     CSIDriver,
     CSINode,
@@ -128,7 +129,34 @@ class SimulatedCluster:
             cluster.csi_drivers[driver.name] = driver
         cluster.csi_storage_capacities = list(objs.csi_storage_capacities)
         cluster.extensions = {k: list(v) for k, v in objs.extensions.items()}
+        # A Reservation is scheduled as its reserve pod (Koordinator's `NewReservePod`); an
+        # Available one holds its node already, a finished one holds nothing.
+        for doc in cluster.extensions.get("Reservation", ()):
+            reservation = parse_reservation(doc)
+            if reservation.phase in (PHASE_PENDING, PHASE_AVAILABLE) and reservation.reserve_pod.uid not in cluster.pods:
+                reserve = reservation.reserve_pod
+                if reserve.node_name:
+                    reserve = reserve.with_changes(phase="Running", start_time=clock.now())
+                cluster.pods[reserve.uid] = reserve
         return cluster
+
+    def update_object(self, kind: str, doc: dict[str, Any]) -> None:
+        """Replace a custom resource document (PodGroup, Reservation, ...) by kind, namespace and name."""
+        meta = doc.get("metadata") or {}
+        key = (meta.get("namespace", ""), meta.get("name"))
+        items = self.extensions.setdefault(kind, [])
+        for i, old in enumerate(items):
+            old_meta = old.get("metadata") or {}
+            if (old_meta.get("namespace", ""), old_meta.get("name")) == key:
+                items[i] = doc
+                self._emit(WatchEvent(kind, "MODIFIED", old, doc))
+                return
+        items.append(doc)
+        self._emit(WatchEvent(kind, "ADDED", None, doc))
+
+    def replace_pod(self, uid: str, **changes: Any) -> Pod:
+        """Replace fields of a live pod (what a controller's update does), emitting MODIFIED."""
+        return self._replace(uid, **changes)
 
     # ----- fault injection ----------------------------------------------------------------
     def _intercept(self, verb: str, pod: Pod) -> None:

@@ -47,6 +47,7 @@ DEFAULTING_TYPES = ("System", "List")
 WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 FIELD_SELECTOR_OPERATORS = ("In", "NotIn")
+GANG_MATCH_POLICIES = ("only-waiting", "waiting-and-running", "once-satisfied")
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
@@ -527,7 +528,123 @@ class VolumeBindingArgs:
         return issues
 
 
+@dataclass(frozen=True, slots=True)
+class CoschedulingArgs:
+    """Args of Koordinator's Coscheduling (`CoschedulingArgs`, defaults of `SetDefaults_CoschedulingArgs`)."""
+
+    default_timeout_seconds: float = 600.0
+    controller_workers: int = 1
+    skip_check_schedule_cycle: bool = False
+    enable_preemption: bool = False
+    aware_network_topology: bool = False
+    default_match_policy: str = "once-satisfied"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object], path: str) -> Self:
+        """Decode strictly; defaultTimeout 600s, one controller worker, match policy once-satisfied."""
+        r = args_reader(data, path)
+        timeout = r.duration("defaultTimeout")
+        workers = r.integer("controllerWorkers", 64)
+        skip = r.boolean("skipCheckScheduleCycle")
+        preempt = r.boolean("enablePreemption")
+        topology = r.boolean("awareNetworkTopology")
+        policy = r.string("defaultMatchPolicy")
+        return checked(
+            r,
+            cls(
+                600.0 if timeout is None else timeout / 1e9,
+                1 if workers is None else workers,
+                bool(skip),
+                bool(preempt),
+                bool(topology),
+                policy or "once-satisfied",
+            ),
+        )
+
+    def validate(self, path: str) -> list[FieldIssue]:
+        """Koordinator's ValidateCoschedulingArgs, plus the values this engine supports."""
+        issues = []
+        if self.default_timeout_seconds < 0:
+            issues.append(invalid(join(path, "defaultTimeout"), self.default_timeout_seconds, "coeSchedulingArgs DefaultTimeoutSeconds invalid"))
+        if self.controller_workers < 1:
+            issues.append(invalid(join(path, "controllerWorkers"), self.controller_workers, "coeSchedulingArgs ControllerWorkers invalid"))
+        if self.default_match_policy not in GANG_MATCH_POLICIES:
+            issues.append(not_supported(join(path, "defaultMatchPolicy"), self.default_match_policy, GANG_MATCH_POLICIES))
+        if self.aware_network_topology:
+            issues.append(invalid(join(path, "awareNetworkTopology"), True, "network-topology-aware gang scheduling is not supported by schedconsole"))
+        return issues
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationArgs:
+    """Args of Koordinator's Reservation (`ReservationArgs`, defaults of `SetDefaults_ReservationArgs`)."""
+
+    enable_preemption: bool = False
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+    controller_workers: int = 1
+    gc_duration_seconds: int = 86400
+    gc_interval_seconds: int = 60
+    disable_garbage_collection: bool = False
+    resync_interval_seconds: int = 60
+    ignored_resources: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object], path: str) -> Self:
+        """Decode strictly; zero or absent durations take the defaults, as upstream's defaulting does."""
+        r = args_reader(data, path)
+        preempt = r.boolean("enablePreemption")
+        pct = r.integer("minCandidateNodesPercentage")
+        absolute = r.integer("minCandidateNodesAbsolute")
+        workers = r.integer("controllerWorkers")
+        gc = r.integer("gcDurationSeconds", 64)
+        gc_interval = r.integer("gcIntervalSeconds", 64)
+        no_gc = r.boolean("disableGarbageCollection")
+        resync = r.integer("resyncIntervalSeconds", 64)
+        ignored = r.strings("ignoredResources")
+        return checked(
+            r,
+            cls(
+                bool(preempt),
+                10 if pct is None else pct,
+                100 if absolute is None else absolute,
+                1 if workers is None else workers,
+                gc or 86400,
+                gc_interval or 60,
+                bool(no_gc),
+                resync or 60,
+                ignored,
+            ),
+        )
+
+    def validate(self, path: str) -> list[FieldIssue]:
+        """Koordinator's ValidateReservationArgs (field names and wording as upstream)."""
+        issues = []
+        if not 0 <= self.min_candidate_nodes_percentage <= 100:
+            issues.append(invalid(join(path, "MinCandidateNodesPercentage"), self.min_candidate_nodes_percentage, "must be in the range [0, 100]"))
+        if self.min_candidate_nodes_absolute < 0:
+            issues.append(invalid(join(path, "MinCandidateNodesAbsolute"), self.min_candidate_nodes_absolute, "must be non-negative"))
+        if self.gc_duration_seconds < 0:
+            issues.append(invalid(join(path, "GcDuration"), self.gc_duration_seconds, "must be non-negative"))
+        if self.gc_interval_seconds < 0:
+            issues.append(invalid(join(path, "GcInterval"), self.gc_interval_seconds, "must be non-negative"))
+        if self.resync_interval_seconds < 0:
+            issues.append(invalid(join(path, "ResyncIntervalSeconds"), self.resync_interval_seconds, "must be non-negative"))
+        for i, name in enumerate(self.ignored_resources):
+            if "/" not in name or name.startswith("kubernetes.io/") or name.startswith("requests."):
+                issues.append(
+                    invalid(
+                        join(join(path, "ignoredResources"), i),
+                        name,
+                        "must be an extended resource name (e.g. example.com/gpu); native resources cannot be ignored",
+                    )
+                )
+        return issues
+
+
 ARGS_TYPES: dict[str, type[PluginArgs]] = {
+    "Coscheduling": CoschedulingArgs,
+    "Reservation": ReservationArgs,
     "DefaultPreemption": DefaultPreemptionArgs,
     "InterPodAffinity": InterPodAffinityArgs,
     "NodeAffinity": NodeAffinityArgs,

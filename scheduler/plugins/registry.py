@@ -19,9 +19,11 @@ from scheduler.plugins import (
     volumerestrictions,
     volumezone,
 )
+from scheduler.plugins.coscheduling import plugin as coscheduling
 from scheduler.plugins.interpodaffinity import plugin as interpodaffinity
 from scheduler.plugins.noderesources import balanced_allocation, fit
 from scheduler.plugins.podtopologyspread import plugin as podtopologyspread
+from scheduler.plugins.reservation import plugin as reservation
 
 IN_TREE: dict[str, PluginFactory] = {
     schedulinggates.NAME: schedulinggates.new,
@@ -42,6 +44,8 @@ IN_TREE: dict[str, PluginFactory] = {
     balanced_allocation.NAME: balanced_allocation.new,
     imagelocality.NAME: imagelocality.new,
     defaultbinder.NAME: defaultbinder.new,
+    coscheduling.NAME: coscheduling.new,
+    reservation.NAME: reservation.new,
 }
 
 

@@ -111,9 +111,9 @@ def test_no_default_args_for_plugins_that_are_not_enabled() -> None:
 
 
 def test_args_of_plugins_without_a_type_are_kept_as_written() -> None:
-    entry = {"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 10, "anything": {"goes": True}}}
+    entry = {"name": "ElasticQuota", "args": {"permitWaitingTimeSeconds": 10, "anything": {"goes": True}}}
     config = parse(with_profiles({"pluginConfig": [entry, {"name": "NoArgs"}]}))
-    assert config.profiles[0].plugin_config["Coscheduling"] == entry["args"]
+    assert config.profiles[0].plugin_config["ElasticQuota"] == entry["args"]
     assert config.profiles[0].plugin_config["NoArgs"] == {}
 
 

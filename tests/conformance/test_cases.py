@@ -21,9 +21,7 @@ CASES = sorted((ROOT / "tests" / "conformance" / "cases").glob("*.yaml")) + sort
 CHECK = ROOT.parent / "shared" / "conformance" / "check.py"
 PENDING_TAGS = {
     "loadaware": "LoadAwareScheduling is not built yet",
-    "coscheduling": "Coscheduling is not built yet",
     "numa": "NodeNUMAResource is not built yet",
-    "reservation": "Reservation is not built yet",
 }
 
 

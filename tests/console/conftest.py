@@ -10,7 +10,8 @@ from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from schedconsole.engine import bridge, host as host_module
+from schedconsole.engine import bridge
+from schedconsole.engine import host as host_module
 from schedconsole.engine.store import save_documents
 
 

@@ -58,7 +58,7 @@ async def test_attempts_stream_with_filters(start_engine) -> None:
 @pytest.mark.django_db(transaction=True)
 async def test_anonymous_is_refused(start_engine) -> None:
     await sync_to_async(start_engine)(SMALL_CLUSTER, TWO_PROFILES, live=True)
-    ws, connected = await _connect([ORIGIN])
+    _, connected = await _connect([ORIGIN])
     assert not connected
 
 
@@ -66,7 +66,7 @@ async def test_anonymous_is_refused(start_engine) -> None:
 async def test_foreign_origin_is_refused(start_engine) -> None:
     await sync_to_async(start_engine)(SMALL_CLUSTER, TWO_PROFILES, live=True)
     cookie = await sync_to_async(_session_cookie)()
-    ws, connected = await _connect([(b"origin", b"http://evil.example"), (b"cookie", cookie)])
+    _, connected = await _connect([(b"origin", b"http://evil.example"), (b"cookie", cookie)])
     assert not connected
 
 

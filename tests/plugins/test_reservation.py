@@ -1,0 +1,171 @@
+"""Reservation: owner matching (koordinator-sh/koordinator `pkg/util/reservation/reservation_test.go`
+TestMatchReservationOwners), allocation and lifecycle (`pkg/scheduler/plugins/reservation/plugin_test.go`
+cases for owners, intruders, allocateOnce and Restricted), run through the engine."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import pytest
+
+from scheduler.api.loader import LoadError, load_cluster
+from scheduler.api.objects import parse_pod
+from scheduler.api.reservation import parse_reservation
+from scheduler.config.args import ReservationArgs
+from tests.plugins.koord import config, engine, node, node_of, pod, reservation
+
+CFG = config("Reservation")
+
+OWNERS = [
+    ("label selector matches", [{"labelSelector": {"matchLabels": {"app": "web"}}}], pod("p", labels={"app": "web"}), True),
+    ("label selector misses", [{"labelSelector": {"matchLabels": {"app": "web"}}}], pod("p", labels={"app": "db"}), False),
+    ("object by name and namespace", [{"object": {"name": "p", "namespace": "default"}}], pod("p"), True),
+    ("object in another namespace", [{"object": {"name": "p", "namespace": "other"}}], pod("p"), False),
+    (
+        "controller by kind and name",
+        [{"controller": {"kind": "ReplicaSet", "name": "rs", "controller": True}}],
+        pod(
+            "p", owner_references=[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}]
+        ),
+        True,
+    ),
+    (
+        "controller flag must match",
+        [{"controller": {"kind": "ReplicaSet", "name": "rs", "controller": True}}],
+        pod("p", owner_references=[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u"}]),
+        False,
+    ),
+    (
+        "fields inside one owner are AND-ed",
+        [{"object": {"name": "p"}, "labelSelector": {"matchLabels": {"app": "web"}}}],
+        pod("p", labels={"app": "db"}),
+        False,
+    ),
+    (
+        "owners are OR-ed",
+        [{"object": {"name": "q"}}, {"labelSelector": {"matchLabels": {"app": "db"}}}],
+        pod("p", labels={"app": "db"}),
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("owners", "candidate", "want"), [c[1:] for c in OWNERS], ids=[c[0] for c in OWNERS])
+def test_owner_matching(owners: list[dict[str, Any]], candidate: dict[str, Any], want: bool) -> None:
+    r = parse_reservation(reservation("r", owners=owners))
+    assert r.matches_owner(parse_pod(candidate)) is want
+
+
+BAD = [
+    ("no template", {"template": None}, "spec.template: the reservation misses the template spec"),
+    ("no owners", {"owners": []}, "spec.owners: the reservation misses the owner spec"),
+    ("bad ttl", {"ttl": "soon"}, "spec.ttl: invalid duration 'soon'"),
+    ("ttl and expires", {"ttl": "1h", "expires": "2026-01-02T00:00:00Z"}, "spec.expires: expires and ttl are mutually exclusive"),
+    ("bad policy", {"allocatePolicy": "Greedy"}, "spec.allocatePolicy: unsupported value 'Greedy'"),
+]
+
+
+@pytest.mark.parametrize(("spec", "message"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_bad_reservations_are_refused_at_load(tmp_path: pathlib.Path, spec: dict[str, Any], message: str) -> None:
+    import yaml
+
+    doc = reservation("r")
+    doc["spec"].update(spec)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump_all([node("n1"), doc]))
+    with pytest.raises(LoadError) as err:
+        load_cluster([str(path)])
+    assert "document 2 (Reservation r)" in str(err.value)
+    assert message in str(err.value)
+
+
+def test_defaults() -> None:
+    r = parse_reservation(reservation("r"))
+    assert (r.ttl_seconds, r.allocate_once, r.allocate_policy, r.reserve_pod.priority) == (86400.0, True, "", 2**31 - 1)
+    assert r.reserve_pod.key == "default/r"
+
+
+def status_of(sched: Any, name: str) -> dict[str, Any]:
+    doc = next(d for d in sched.cluster.extensions["Reservation"] if d["metadata"]["name"] == name)
+    return dict(doc.get("status") or {})
+
+
+def test_owner_uses_reservation_and_intruder_does_not(tmp_path: pathlib.Path) -> None:
+    docs = [
+        node("n1", cpu="4"),
+        reservation("web", cpu="4", allocateOnce=False, ttl="0s"),
+        pod("intruder", cpu="2"),
+        pod("w", cpu="2", labels={"app": "web"}),
+    ]
+    sched = engine(tmp_path, docs, CFG)
+    sched.run()
+    assert (node_of(sched, "w"), node_of(sched, "intruder")) == ("n1", None)
+    status = status_of(sched, "web")
+    assert (status["phase"], status["nodeName"], status["allocated"]["cpu"]) == ("Available", "n1", "2")
+    assert status["currentOwners"] == [{"namespace": "default", "name": "w", "uid": "uid-default-w"}]
+    owner = next(p for p in sched.cluster.list_pods() if p.name == "w")
+    assert owner.annotations["scheduling.koordinator.sh/reservation-allocated"] == '{"name":"web","uid":"uid-web"}'
+    # The node counts the owner once: reserve pod (2 left) + owner (2).
+    assert int(sched.snapshot.requested[0, 0]) == 4000
+    items = sched.extender.dispatch("GET", "/apis/v1/plugins/Reservation/nodeReservations/n1").body["items"]
+    assert [(i["name"], i["allocated"], i["available"]) for i in items] == [("web", {"cpu": "2", "memory": "1073741824"}, True)]
+
+
+def test_allocate_once_succeeds_and_frees_the_rest(tmp_path: pathlib.Path) -> None:
+    docs = [
+        node("n1", cpu="4"),
+        reservation("web", cpu="4"),
+        pod("w", cpu="1", labels={"app": "web"}),
+        pod("later", cpu="3", priority=-1),
+    ]
+    sched = engine(tmp_path, docs, CFG)
+    sched.run()
+    assert status_of(sched, "web")["phase"] == "Succeeded"
+    assert (node_of(sched, "w"), node_of(sched, "later")) == ("n1", "n1")
+
+
+def test_expiry_frees_the_node_for_waiting_pods(tmp_path: pathlib.Path) -> None:
+    docs = [node("n1", cpu="4"), reservation("web", cpu="4", ttl="10m"), pod("other", cpu="2")]
+    sched = engine(tmp_path, docs, CFG)
+    start = sched.clock.now()
+    sched.run()
+    status = status_of(sched, "web")
+    assert status["phase"] == "Failed"
+    assert {"type": "Ready", "status": "False", "reason": "Expired"}.items() <= status["conditions"][-1].items()
+    assert node_of(sched, "other") == "n1"
+    assert sched.clock.now() - start >= 600
+
+
+def test_restricted_reservation_must_cover_the_request(tmp_path: pathlib.Path) -> None:
+    affinity = '{"name": "web"}'
+    owner = pod("w", cpu="3", labels={"app": "web"}, annotations={"scheduling.koordinator.sh/reservation-affinity": affinity})
+    docs = [node("n1", cpu="8"), reservation("web", cpu="2", allocatePolicy="Restricted", ttl="0s"), owner]
+    sched = engine(tmp_path, docs, CFG)
+    sched.run()
+    assert node_of(sched, "w") is None
+    assert "Reservation(s) Insufficient cpu" in sched.records[-1].message
+
+
+def test_reservation_affinity_without_a_match_is_unresolvable(tmp_path: pathlib.Path) -> None:
+    owner = pod("w", labels={"app": "web"}, annotations={"scheduling.koordinator.sh/reservation-affinity": '{"name": "nope"}'})
+    sched = engine(tmp_path, [node("n1"), reservation("web", ttl="0s"), owner], CFG)
+    sched.run()
+    assert node_of(sched, "w") is None
+    assert "node(s) no reservations match reservation affinity" in sched.records[-1].message
+
+
+ARGS = [
+    ("defaults", {}, []),
+    ("percentage out of range", {"minCandidateNodesPercentage": 101}, ["must be in the range [0, 100]"]),
+    ("native resource ignored", {"ignoredResources": ["cpu"]}, ["must be an extended resource name"]),
+]
+
+
+@pytest.mark.parametrize(("data", "issues"), [c[1:] for c in ARGS], ids=[c[0] for c in ARGS])
+def test_args(data: dict[str, Any], issues: list[str]) -> None:
+    args = ReservationArgs.from_dict(data, "args")
+    got = [str(i) for i in args.validate("args")]
+    assert len(got) == len(issues) and all(f in t for t, f in zip(got, issues, strict=True))
+    if not data:
+        assert (args.min_candidate_nodes_percentage, args.gc_duration_seconds) == (10, 86400)
