@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs every check: lint, types (engine), unit and conformance tests.
+# Runs every check: lint, types (engine), migrations, and the unit, property, conformance,
+# console and browser tests.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./setup.sh
-.venv/bin/ruff check scheduler tests
+.venv/bin/ruff check scheduler schedconsole tests
 .venv/bin/mypy
+.venv/bin/python manage.py makemigrations --check --dry-run >/dev/null
 .venv/bin/python -m pytest "$@"

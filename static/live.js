@@ -22,21 +22,26 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// Column labels: plugin names without the "NodeResources"/"Node"/"Pod" prefixes (full name on hover).
+function short(plugin) {
+  return plugin.replace(/^NodeResources(?=[A-Z])/, "").replace(/^(Node|Pod)(?=[A-Z][a-z])/, "");
+}
+
 function scoreTable(scores) {
   if (!scores || scores.length === 0) return el("span", { class: "muted" }, "—");
   const plugins = Object.keys(scores[0].plugins);
-  const head = el("tr", {}, el("th", {}, "Node"), el("th", {}, "Score"), ...plugins.map((p) => el("th", { title: p }, p)));
+  const head = el("tr", {}, el("th", {}, "Node"), el("th", {}, "Score"), ...plugins.map((p) => el("th", { title: p }, short(p))));
   const rows = scores.map((s) => el("tr", {}, el("td", {}, s.node), el("td", {}, s.total), ...plugins.map((p) => el("td", {}, s.plugins[p]))));
   return el("table", { class: "mini" }, el("thead", {}, head), el("tbody", {}, ...rows));
 }
 
 function addRow(msg) {
   $("empty").hidden = true;
-  const time = msg.at.replace("T", " ").replace("Z", "");
+  const time = msg.at.slice(11, 19);
   const tr = el(
     "tr",
     { class: "attempt", "data-pod": msg.pod, "data-at": msg.at, tabindex: "0" },
-    el("td", {}, time),
+    el("td", { title: msg.at }, time),
     el("td", { class: "pod" }, msg.pod),
     el("td", {}, msg.profile),
     el("td", {}, el("span", { class: `outcome ${msg.outcome}` }, msg.outcome)),
@@ -92,7 +97,8 @@ async function openDetail(pod, at) {
       el("p", {}, el("span", { class: `outcome ${a.outcome}` }, a.outcome), a.node ? ` on ${a.node}` : "", ` · ${a.profile} · ${a.feasibleNodes} feasible`),
       a.message ? el("p", { class: "message" }, a.message) : "",
       el("h3", {}, "Scores (normalized, before weights)"),
-      nodes.length ? detailTable(["Node", "Total", ...plugins], nodes.map((n) => [n, totals[n], ...plugins.map((p) => a.scores[n][p])])) : el("p", { class: "muted" }, "No node was scored."),
+      nodes.length < a.feasibleNodes ? el("p", { class: "muted" }, `The ${nodes.length} highest of ${a.feasibleNodes} scored nodes are kept.`) : "",
+      nodes.length ? detailTable(["Node", "Total", ...plugins.map(short)], nodes.map((n) => [n, totals[n], ...plugins.map((p) => a.scores[n][p])])) : el("p", { class: "muted" }, "No node was scored."),
       el("h3", {}, "Filter"),
       filter.length ? detailTable(["Node", "Plugin", "Code", "Reasons"], filter.map(([n, f]) => [n, f.plugin, f.code, f.reasons.join("; ")])) : el("p", { class: "muted" }, "Every evaluated node passed."),
       el("p", {}, el("a", { href: `/attempts/${a.id}/` }, "Open the full attempt page")),

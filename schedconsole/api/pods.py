@@ -21,7 +21,7 @@ FILTERS = ("namespace", "phase", "node", "profile")
 class PodList(ConsoleAPIView):
     """Pods of the simulated cluster."""
 
-    @extend_schema(parameters=[OpenApiParameter(f, str) for f in FILTERS], responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="pods_list", parameters=[OpenApiParameter(f, str) for f in FILTERS], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         """A page of pods, filtered by namespace, phase, node and profile."""
         rows = engine("pods")

@@ -59,7 +59,7 @@ def _document_and_comment(data: Any) -> tuple[Any, str, bool]:
 class ProfileList(ConsoleAPIView):
     """Every version, newest first; POST stores a new one (and activates it unless told not to)."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="profiles_list", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         """A page of versions."""
         return page(request, [version_json(v, document=False) for v in ProfileVersion.objects.select_related("author")], self)
