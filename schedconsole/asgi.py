@@ -11,12 +11,17 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from schedconsole.api.fastpath import FastRoutes  # noqa: E402
 from schedconsole.live.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # Static files (a few CSS/JS modules) are served here, async, so no sync middleware
+        # serializes requests; a proxy in front may serve /static/ itself instead.
+        # Koordinator's polled routes skip Django's middleware (see api/fastpath.py).
+        "http": FastRoutes(ASGIStaticFilesHandler(django_asgi_app)),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -97,7 +97,7 @@ async function openDetail(pod, at) {
       el("p", {}, el("span", { class: `outcome ${a.outcome}` }, a.outcome), a.node ? ` on ${a.node}` : "", ` · ${a.profile} · ${a.feasibleNodes} feasible`),
       a.message ? el("p", { class: "message" }, a.message) : "",
       el("h3", {}, "Scores (normalized, before weights)"),
-      nodes.length < a.feasibleNodes ? el("p", { class: "muted" }, `The ${nodes.length} highest of ${a.feasibleNodes} scored nodes are kept.`) : "",
+      nodes.length < (a.scoredNodes ?? 0) ? el("p", { class: "muted" }, `The ${nodes.length} highest of ${a.scoredNodes} scored nodes are kept (SCHEDCONSOLE_HISTORY_SCORE_NODES).`) : "",
       nodes.length ? detailTable(["Node", "Total", ...plugins.map(short)], nodes.map((n) => [n, totals[n], ...plugins.map((p) => a.scores[n][p])])) : el("p", { class: "muted" }, "No node was scored."),
       el("h3", {}, "Filter"),
       filter.length ? detailTable(["Node", "Plugin", "Code", "Reasons"], filter.map(([n, f]) => [n, f.plugin, f.code, f.reasons.join("; ")])) : el("p", { class: "muted" }, "Every evaluated node passed."),

@@ -31,9 +31,12 @@ def attempt_json(attempt: Attempt, full: bool) -> dict[str, Any]:
         "feasibleNodes": attempt.feasible_nodes,
     }
     if full:
-        for key in ("filter", "scores", "totals", "filterTruncated", "numAllNodes", "timings"):
+        for key in ("filter", "filterTruncated", "numAllNodes", "scoredNodes", "timings"):
             if key in detail:
                 out[key] = detail[key]
+        rows = list(attempt.score_rows.all())
+        out["scores"] = {r.node: r.plugins for r in rows}
+        out["totals"] = {r.node: r.total for r in rows}
     return out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -17,20 +18,37 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.authtoken.models import Token
 
 from schedconsole.accounts.permissions import OPERATOR, VIEWER, roles
-from schedconsole.engine.client import EngineCallError, call
+from schedconsole.engine.client import EngineCallError, acall
 from schedconsole.profiles.models import AuditEntry
 
 SAFE = ("GET", "HEAD", "OPTIONS")
 
 
-async def authenticate(request: HttpRequest) -> tuple[Any, bool]:
-    """The user (session or `Authorization: Token ...`) and whether a token was used."""
+TOKEN_CACHE_SECONDS = 5.0
+_tokens: dict[str, tuple[float, Any, frozenset[str]]] = {}
+
+
+async def authenticate(request: HttpRequest) -> tuple[Any, frozenset[str], bool]:
+    """The user (session or `Authorization: Token ...`), their roles, and whether a token was used.
+
+    A token's user and roles are kept for a few seconds: scrapers and dashboards poll these
+    routes, and a database round trip per call would dominate their latency."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Token "):
-        token = await Token.objects.select_related("user").filter(key=header[6:].strip()).afirst()
-        return (token.user if token is not None and token.user.is_active else None), True
+        key = header[6:].strip()
+        cached = _tokens.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1], cached[2], True
+        token = await Token.objects.select_related("user").filter(key=key).afirst()
+        user = token.user if token is not None and token.user.is_active else None
+        held = frozenset(await sync_to_async(roles)(user)) if user is not None else frozenset()
+        if user is not None:
+            _tokens[key] = (time.monotonic() + TOKEN_CACHE_SECONDS, user, held)
+        return user, held, True
     user = await request.auser()
-    return (user if user.is_authenticated else None), False
+    if not user.is_authenticated:
+        return None, frozenset(), False
+    return user, frozenset(await sync_to_async(roles)(user)), False
 
 
 def _message(status: int, message: str) -> JsonResponse:
@@ -38,10 +56,9 @@ def _message(status: int, message: str) -> JsonResponse:
 
 
 async def _authorize(request: HttpRequest) -> tuple[Any, HttpResponse | None]:
-    user, by_token = await authenticate(request)
+    user, held, by_token = await authenticate(request)
     if user is None:
         return None, _message(401, "authentication required: log in or send Authorization: Token <token>")
-    held = await sync_to_async(roles)(user)
     need = VIEWER if request.method in SAFE else OPERATOR
     if need not in held:
         return None, _message(403, f"you need the {need} role for {request.method} {request.path}")
@@ -53,7 +70,7 @@ async def _authorize(request: HttpRequest) -> tuple[Any, HttpResponse | None]:
 
 
 async def _engine(op: str, payload: dict[str, Any] | None = None) -> Any:
-    return await sync_to_async(call, thread_sensitive=False)(op, payload)
+    return await acall(op, payload)
 
 
 @csrf_exempt
@@ -128,7 +145,7 @@ async def readyz(request: HttpRequest) -> HttpResponse:
             checks[name] = f"failed: {exc}"
             ready = False
     try:
-        await sync_to_async(call, thread_sensitive=False)("ping", None, 3)
+        await acall("ping", None, 3)
         checks["engine"] = "ok"
     except EngineCallError as exc:
         checks["engine"] = f"failed: {exc.message}"

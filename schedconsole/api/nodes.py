@@ -13,7 +13,7 @@ from schedconsole.api.base import ConsoleAPIView, engine, page
 class NodeList(ConsoleAPIView):
     """Every node of the cluster the engine schedules."""
 
-    @extend_schema(operation_id="nodes_list", 
+    @extend_schema(operation_id="nodes_list",
         parameters=[OpenApiParameter("zone", str, description="topology.kubernetes.io/zone"), OpenApiParameter("name", str, description="substring")],
         responses=OpenApiTypes.OBJECT,
     )

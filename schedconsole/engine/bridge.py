@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import yaml
 
 from scheduler.api.fields import FieldError, format_time
@@ -175,7 +176,6 @@ class Change:
     name: str
     uid: str
     document: dict[str, Any] | None
-    bound: bool = False
 
 
 @dataclass(slots=True)
@@ -246,9 +246,10 @@ class Engine:
     def _on_event(self, event: WatchEvent) -> None:
         obj = event.new if event.new is not None else event.old
         if event.kind == "Pod":
-            bound = event.old is not None and event.new is not None and not event.old.node_name and bool(event.new.node_name)
+            if event.old is not None and event.new is not None and not event.old.node_name and event.new.node_name:
+                return  # a binding: the host stored it before applying it
             doc = pod_manifest(event.new) if event.new is not None else None
-            self.hooks.on_change(Change("Pod", obj.namespace, obj.name, obj.uid, doc, bound))
+            self.hooks.on_change(Change("Pod", obj.namespace, obj.name, obj.uid, doc))
         elif event.kind == "Node":
             doc = dict(event.new.raw) if event.new is not None else None
             self.hooks.on_change(Change("Node", "", obj.name, obj.meta.uid or obj.name, doc))
@@ -549,20 +550,38 @@ def _camel(name: str) -> str:
 
 
 # ----- records ----------------------------------------------------------------------------------
-def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> dict[str, Any]:
-    """An attempt as the history stores it: section 5's entry, scores cut to the top nodes."""
-    entry = record_json(record, ScoresSpec("top", score_nodes) if score_nodes > 0 else ScoresSpec("none"))
-    failures = entry["filter"]
+def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> tuple[dict[str, Any], list[tuple[str, int, dict[str, int]]]]:
+    """An attempt as the history stores it: section 5's entry without scores, and the score rows
+    (node, weighted total, normalized score per plugin) of the `score_nodes` highest totals."""
+    failures = record.filter_failures()
+    entry: dict[str, Any] = {
+        "pod": record.pod,
+        "profile": record.profile,
+        "attempt": record.attempt,
+        "outcome": record.outcome,
+        "node": record.node,
+        "nominatedNode": record.nominated_node,
+        "victims": list(record.victims),
+        "message": record.message,
+        "filter": failures,
+        "uid": record.uid,
+        "at": record.at,
+        "feasibleNodes": record.feasible_nodes,
+        "numAllNodes": record.num_all_nodes,
+        "timings": {k: round(v, 6) for k, v in record.timings.items()},
+    }
     if len(failures) > filter_nodes:
-        kept = dict(list(failures.items())[:filter_nodes])
+        entry["filter"] = dict(list(failures.items())[:filter_nodes])
         entry["filterTruncated"] = len(failures) - filter_nodes
-        entry["filter"] = kept
-    entry["uid"] = record.uid
-    entry["at"] = record.at
-    entry["feasibleNodes"] = record.feasible_nodes
-    entry["numAllNodes"] = record.num_all_nodes
-    entry["timings"] = {k: round(v, 6) for k, v in record.timings.items()}
-    return entry
+    rows: list[tuple[str, int, dict[str, int]]] = []
+    so = record.score_outcome
+    entry["scoredNodes"] = len(so.positions) if so is not None and so.plugins else 0
+    if so is not None and so.plugins and score_nodes > 0:
+        cols = np.argsort(-so.totals, kind="stable")[:score_nodes]
+        names, plugins = record.names, so.plugins
+        for pos, total, scores in zip(so.positions[cols].tolist(), so.totals[cols].tolist(), so.matrix[:, cols].T.tolist(), strict=True):
+            rows.append((names[pos], total, dict(zip(plugins, scores, strict=True))))
+    return entry, rows
 
 
 def live_message(record: AttemptRecord) -> dict[str, Any]:

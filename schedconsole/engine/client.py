@@ -41,3 +41,30 @@ def call(op: str, payload: dict[str, Any] | None = None, timeout: float | None =
     if error:
         raise EngineCallError(int(error["status"]), error["message"], error.get("field", ""))
     return answer["ok"]
+
+
+async def acall(op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+    """`call` for async views. Embedded, the request goes straight to the engine thread (what the
+    control task's body does) and is awaited without holding a thread; otherwise through Celery."""
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+
+    if not settings.EMBEDDED:
+        return await sync_to_async(call, thread_sensitive=False)(op, payload, timeout)
+    from schedconsole.engine.tasks import answer, submit
+
+    wait = float(timeout or settings.CONTROL_TIMEOUT_SECONDS)
+    try:
+        future = submit(op, payload)
+        result = await asyncio.wait_for(asyncio.wrap_future(future), wait)
+        answered = {"ok": result}
+    except TimeoutError:
+        future.cancel()
+        answered = {"error": {"status": 504, "message": f"the engine did not answer {op!r} within {wait:g}s"}}
+    except Exception as exc:
+        answered = answer(exc)
+    error = answered.get("error")
+    if error:
+        raise EngineCallError(int(error["status"]), error["message"], error.get("field", ""))
+    return answered["ok"]

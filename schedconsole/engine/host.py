@@ -114,8 +114,8 @@ class EngineHost:
         self._requests.append((fn, future))
         self._wake.set()
 
-    def call(self, op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-        """Run a control operation on the engine thread and return its JSON result."""
+    def submit(self, op: str, payload: dict[str, Any] | None = None) -> Future[Any]:
+        """Queue a control operation for the engine thread; its future carries the JSON result."""
         if op not in OPS:
             raise KeyError(op)
         if not self.running or self.engine is None:
@@ -124,6 +124,11 @@ class EngineHost:
         future: Future[Any] = Future()
         self._requests.append((lambda: OPS[op](self.engine or engine, payload or {}), future))
         self._wake.set()
+        return future
+
+    def call(self, op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+        """Run a control operation on the engine thread and return its JSON result."""
+        future = self.submit(op, payload)
         try:
             return future.result(timeout if timeout is not None else settings.CONTROL_TIMEOUT_SECONDS)
         except FutureTimeout:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import Any
 
 from celery import shared_task
@@ -15,14 +16,26 @@ def control(op: str, payload: dict[str, Any] | None = None, timeout: float | Non
     """Run one control operation on this process's engine; errors come back as data."""
     try:
         return {"ok": get_host().call(op, payload, timeout)}
-    except bridge.BadInput as exc:
+    except Exception as exc:
+        return answer(exc)
+
+
+def submit(op: str, payload: dict[str, Any] | None = None) -> Future[Any]:
+    """Hand a control operation to this process's engine without waiting (async callers)."""
+    return get_host().submit(op, payload)
+
+
+def answer(exc: Exception) -> dict[str, Any]:
+    """An engine refusal as data: the HTTP status, the message, and the field when there is one."""
+    if isinstance(exc, bridge.BadInput):
         return {"error": {"status": 400, "field": exc.field, "message": exc.message}}
-    except bridge.NotFound as exc:
+    if isinstance(exc, bridge.NotFound):
         return {"error": {"status": 404, "message": str(exc.args[0]) if exc.args else "not found"}}
-    except EngineUnavailable as exc:
+    if isinstance(exc, EngineUnavailable):
         return {"error": {"status": 503, "message": str(exc)}}
-    except EngineTimeout as exc:
+    if isinstance(exc, EngineTimeout):
         return {"error": {"status": 504, "message": str(exc)}}
+    raise exc
 
 
 @shared_task(name="schedconsole.history.prune")

@@ -38,7 +38,6 @@ class ScoreRow(models.Model):
     plugins = models.JSONField()
 
     class Meta:
-        indexes = [models.Index(fields=["node"])]
         ordering = ["attempt", "rank"]
 
     def __str__(self) -> str:

@@ -15,9 +15,9 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
-from schedconsole.live.publisher import GROUP
-
 log = logging.getLogger(__name__)
+# The channel-layer group the engine sends attempts to; each web process's hub is its member.
+GROUP = "live.attempts"
 
 
 class ClientBuffer:

@@ -9,28 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import threading
+import time
+from collections import deque
 from typing import Any
 
 from channels.layers import get_channel_layer
 from django.conf import settings
 
 from schedconsole.engine import bridge
+from schedconsole.live.hub import GROUP, local_hub_loop
 
 log = logging.getLogger(__name__)
-GROUP = "live.attempts"
 MAX_BATCH = 200
 MAX_QUEUED = 10000
+POLL_SECONDS = 0.05
 
 
 class LivePublisher:
     """Sends attempt messages to the channel layer off the engine thread."""
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[bridge.Record | None] = queue.SimpleQueue()
+        self._pending: deque[bridge.Record] = deque()
+        self._stopping = False
+        self._embedded = bool(settings.EMBEDDED)
         self._thread = threading.Thread(target=self._run, name="schedconsole-live", daemon=True)
-        self._queued = 0
         self.dropped = 0
         self.sent = 0
 
@@ -40,50 +43,47 @@ class LivePublisher:
 
     def stop(self) -> None:
         """Stop after what is queued."""
-        self._queue.put(None)
+        self._stopping = True
         self._thread.join(5)
 
     def put(self, record: bridge.Record) -> None:
         """Called on the engine thread: never waits; drops (and counts) when far behind."""
-        if self._queued >= MAX_QUEUED:
+        if self._embedded and local_hub_loop() is None:
+            return  # embedded and no websocket client: nobody to tell
+        if len(self._pending) >= MAX_QUEUED:
             self.dropped += 1
             return
-        self._queued += 1
-        self._queue.put(record)
+        self._pending.append(record)
 
     def _run(self) -> None:
+        # Polls rather than waking per record: a wake-up per attempt would bounce the GIL
+        # between this thread and the engine on every scheduling cycle.
         loop = asyncio.new_event_loop()
         layer = get_channel_layer()
         try:
             while True:
-                first = self._queue.get()
-                if first is None:
-                    return
-                batch = [first]
-                while len(batch) < MAX_BATCH:
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is None:
-                        self._send(loop, layer, batch)
+                if not self._pending:
+                    if self._stopping:
                         return
-                    batch.append(item)
+                    time.sleep(POLL_SECONDS)
+                    continue
+                batch = []
+                while self._pending and len(batch) < MAX_BATCH:
+                    batch.append(self._pending.popleft())
                 self._send(loop, layer, batch)
         finally:
             loop.close()
 
     def _send(self, loop: asyncio.AbstractEventLoop, layer: Any, batch: list[bridge.Record]) -> None:
-        self._queued -= len(batch)
+        hub_loop = None
+        if self._embedded:
+            hub_loop = local_hub_loop()
+            if hub_loop is None:
+                return  # no websocket client in this process: build nothing
         dropped, self.dropped = self.dropped, 0
         message = {"type": "attempts", "items": [bridge.live_message(r) for r in batch], "dropped": dropped}
         try:
-            if settings.EMBEDDED:
-                from schedconsole.live.hub import local_hub_loop
-
-                hub_loop = local_hub_loop()
-                if hub_loop is None:
-                    return  # no websocket client in this process
+            if hub_loop is not None:
                 asyncio.run_coroutine_threadsafe(layer.group_send(GROUP, message), hub_loop).result(5)
             else:
                 loop.run_until_complete(layer.group_send(GROUP, message))

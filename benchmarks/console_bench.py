@@ -1,0 +1,231 @@
+"""Console benchmark: SchedulingBasic-shaped load through the console vs the bare engine.
+
+Runs, interleaved and `--repeat` times, in one session on this machine:
+  bare     `python -m scheduler bench --workload SchedulingBasic` (in memory, no persistence)
+  hosted   `manage.py runconsole` (engine thread, SQLite, group-commit store, live publisher); the
+           measured pods arrive through `POST /api/import/`; the rate runs from the first measured
+           pod's first attempt to the last binding stored, as scheduler_perf measures
+  hosted+ws  the same with N websocket clients connected to /ws/scores/ and reading
+and then the latency of `GET /apis/v1/nodes/<n>` with C concurrent clients.
+Prints one JSON line per run and a summary line with medians and ratios. A benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import json
+import os
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from datetime import datetime
+from http.cookiejar import CookieJar
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSWORD = "bench-password-123"
+
+
+def node_doc(i: int) -> dict[str, Any]:
+    name = f"node-{i:05d}"
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "uid": f"uid-{name}", "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
+
+
+def pod_doc(prefix: str, i: int, node: str | None = None) -> dict[str, Any]:
+    name = f"{prefix}-{i:06d}"
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}
+    if node:
+        spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"}, "spec": spec}
+
+
+def bare(nodes: int, init: int, pods: int) -> float:
+    out = subprocess.run([sys.executable, "-m", "scheduler", "bench", "--workload", "SchedulingBasic", "--nodes", str(nodes), "--init-pods", str(init), "--pods", str(pods)],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return float(json.loads(out.strip().splitlines()[-1])["pods_per_second"])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Console:
+    """A console subprocess over a fresh var dir seeded with nodes and bound initial pods."""
+
+    def __init__(self, nodes: int, init: int, pods: int) -> None:
+        self.var = Path(tempfile.mkdtemp(prefix="console-bench-"))
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "SCHEDCONSOLE_VAR_DIR": str(self.var), "SCHEDCONSOLE_DEMO": "false", "SCHEDCONSOLE_ADMIN_PASSWORD": PASSWORD,
+                    "SCHEDCONSOLE_UPLOAD_MAX_BYTES": str(200 * 1024 * 1024), "SCHEDCONSOLE_CONTROL_TIMEOUT": "300", "PORT": str(self.port),
+                    "DJANGO_SETTINGS_MODULE": "schedconsole.settings"}
+        for key in ("REDIS_URL", "DATABASE_URL"):
+            self.env.pop(key, None)
+        seed = [node_doc(i) for i in range(nodes)] + [pod_doc("init", i, f"node-{i % nodes:05d}") for i in range(init)]
+        (self.var / "seed.json").write_text(json.dumps(seed))
+        code = ("import django, json; django.setup(); from django.core.management import call_command; call_command('migrate', verbosity=0); "
+                "from schedconsole.engine.store import save_documents; save_documents(json.load(open(%r)))" % str(self.var / "seed.json"))
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=self.env, check=True)
+        self.log = (self.var / "console.log").open("w")
+        self.proc = subprocess.Popen([sys.executable, "manage.py", "runconsole"], cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while f"Console: {self.url}/" not in (self.var / "console.log").read_text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError((self.var / "console.log").read_text())
+            time.sleep(0.2)
+        self.token = subprocess.run([sys.executable, "manage.py", "drf_create_token", "admin"], cwd=ROOT, env=self.env,
+                                    capture_output=True, text=True, check=True).stdout.split()[2]
+
+    def request(self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json") -> Any:
+        req = urllib.request.Request(self.url + path, method=method, data=body, headers={"Authorization": f"Token {self.token}", "Content-Type": content_type})
+        with urllib.request.urlopen(req, timeout=300) as response:
+            return json.loads(response.read())
+
+    def session_cookie(self) -> str:
+        jar = CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        opener.open(self.url + "/accounts/login/").read()
+        csrf = next(c.value for c in jar if c.name == "csrftoken")
+        data = urllib.parse.urlencode({"username": "admin", "password": PASSWORD, "csrfmiddlewaretoken": csrf}).encode()
+        opener.open(urllib.request.Request(self.url + "/accounts/login/", data=data, headers={"Referer": self.url + "/accounts/login/"})).read()
+        return "; ".join(f"{c.name}={c.value}" for c in jar)
+
+    def db(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.var / "schedconsole.sqlite3", timeout=30)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(60)
+        self.log.close()
+
+
+def _ts(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+def hosted(nodes: int, init: int, pods: int, clients: int) -> dict[str, Any]:
+    console = Console(nodes, init, pods)
+    received = [0, 0]
+    stop = threading.Event()
+    thread = None
+    try:
+        if clients:
+            cookie = console.session_cookie()
+            ready = threading.Event()
+            thread = threading.Thread(target=lambda: asyncio.run(_clients(console, cookie, clients, received, ready, stop)), daemon=True)
+            thread.start()
+            if not ready.wait(60):
+                raise RuntimeError("websocket clients did not connect")
+        body = json.dumps([pod_doc("pod", i) for i in range(pods)]).encode()
+        console.request("POST", "/api/import/", body)
+        with console.db() as db:
+            deadline = time.monotonic() + 900
+            while db.execute("SELECT COUNT(*) FROM cluster_binding WHERE pod LIKE 'bench/pod-%'").fetchone()[0] < pods:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("not every measured pod was bound")
+                time.sleep(0.25)
+            first = db.execute("SELECT MIN(at) FROM history_attempt WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
+            last = db.execute("SELECT MAX(at) FROM cluster_binding WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
+            attempts = db.execute("SELECT COUNT(*) FROM history_attempt WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
+            score_rows = db.execute("SELECT COUNT(*) FROM history_scorerow").fetchone()[0]
+        seconds = _ts(last) - _ts(first)
+        time.sleep(1.0)
+        result = {"pods": pods, "seconds": round(seconds, 3), "pods_per_second": round(pods / seconds, 1), "attempts_stored": attempts,
+                  "score_rows_stored": score_rows, "clients": clients, "ws_messages": received[0], "ws_missed": received[1]}
+        return result
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(10)
+        console.stop()
+
+
+async def _clients(console: Console, cookie: str, n: int, received: list[int], ready: threading.Event, stop: threading.Event) -> None:
+    import websockets
+
+    url = f"ws://127.0.0.1:{console.port}/ws/scores/"
+    headers = {"Cookie": cookie, "Origin": console.url}
+    connections = [await websockets.connect(url, additional_headers=headers, max_queue=None) for _ in range(n)]
+    for ws in connections:
+        await ws.recv()  # hello
+    ready.set()
+
+    async def read(ws: Any) -> None:
+        while not stop.is_set():
+            try:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 0.5))
+            except TimeoutError:
+                continue
+            if message["type"] == "attempt":
+                received[0] += 1
+            elif message["type"] == "missed":
+                received[1] += message["count"]
+
+    await asyncio.gather(*(read(ws) for ws in connections), return_exceptions=True)
+    for ws in connections:
+        await ws.close()
+
+
+def latency(nodes: int, init: int, concurrency: int, requests: int) -> dict[str, Any]:
+    console = Console(nodes, init, 0)
+    try:
+        def one(i: int) -> float:
+            started = time.perf_counter()
+            req = urllib.request.Request(f"{console.url}/apis/v1/nodes/node-{i % nodes:05d}", headers={"Authorization": f"Token {console.token}"})
+            with urllib.request.urlopen(req, timeout=30) as response:
+                response.read()
+            return time.perf_counter() - started
+
+        for i in range(concurrency):
+            one(i)  # warm up
+        with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+            times = sorted(pool.map(one, range(requests)))
+        return {"concurrency": concurrency, "requests": requests, "p50_ms": round(times[len(times) // 2] * 1000, 1),
+                "p95_ms": round(times[int(len(times) * 0.95)] * 1000, 1), "max_ms": round(times[-1] * 1000, 1)}
+    finally:
+        console.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--init-pods", type=int, default=1000)
+    parser.add_argument("--pods", type=int, default=10000)
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--requests", type=int, default=2000)
+    args = parser.parse_args()
+    runs: dict[str, list[float]] = {"bare": [], "hosted": [], "hosted_ws": []}
+    for _ in range(args.repeat):
+        rate = bare(args.nodes, args.init_pods, args.pods)
+        runs["bare"].append(rate)
+        print(json.dumps({"run": "bare", "pods_per_second": rate}), flush=True)
+        result = hosted(args.nodes, args.init_pods, args.pods, 0)
+        runs["hosted"].append(result["pods_per_second"])
+        print(json.dumps({"run": "hosted", **result}), flush=True)
+        result = hosted(args.nodes, args.init_pods, args.pods, args.clients)
+        runs["hosted_ws"].append(result["pods_per_second"])
+        print(json.dumps({"run": "hosted_ws", **result}), flush=True)
+    lat = latency(args.nodes, args.init_pods, args.concurrency, args.requests)
+    print(json.dumps({"run": "nodes_route_latency", **lat}), flush=True)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    print(json.dumps({"summary": med, "hosted_vs_bare": round(med["hosted"] / med["bare"], 3), "ws_vs_hosted": round(med["hosted_ws"] / med["hosted"], 3),
+                      "nodes_route_p95_ms": lat["p95_ms"]}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
