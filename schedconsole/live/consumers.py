@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -25,16 +26,10 @@ class ScoresConsumer(AsyncWebsocketConsumer):
             await self.close(code=4401)
             return
         await self.accept()
-        self.client = ClientBuffer(settings.LIVE_CLIENT_BUFFER, self._send_json)
-        self.client.task = self.channel_layer_loop_task()
+        self.client = ClientBuffer(settings.LIVE_CLIENT_BUFFER, self._send_text, settings.LIVE_CLIENT_RATE)
+        self.client.task = asyncio.get_running_loop().create_task(self.client.run())
         await hub.join(self.client)
         await self._send_json({"type": "hello", "filters": {}})
-
-    def channel_layer_loop_task(self) -> Any:
-        import asyncio
-
-        assert self.client is not None
-        return asyncio.get_running_loop().create_task(self.client.run())
 
     async def disconnect(self, code: int) -> None:
         """Leave the hub."""
@@ -60,3 +55,6 @@ class ScoresConsumer(AsyncWebsocketConsumer):
 
     async def _send_json(self, message: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(message))
+
+    async def _send_text(self, text: str) -> None:
+        await self.send(text_data=text)

@@ -2,12 +2,16 @@
 
 Each client owns a bounded buffer. Offering never waits: when a client's buffer is full the oldest
 message is dropped and counted, and the client is told `{"type": "missed", "count": N}` before
-its next message. A slow client therefore never slows the engine or the other clients.
+its next message. A slow client therefore never slows the engine or the other clients. Each
+message is encoded once for all clients, and each client is sent at most `rate` messages a
+second (the rest coalesce into the missed count): a person reads a few rows a second, and
+sending every attempt to every one of hundreds of clients would take the CPU the engine needs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -23,9 +27,10 @@ GROUP = "live.attempts"
 class ClientBuffer:
     """One client's bounded queue of messages, with its filter and missed count."""
 
-    def __init__(self, maxsize: int, send: Callable[[dict[str, Any]], Any]) -> None:
+    def __init__(self, maxsize: int, send: Callable[[str], Any], rate: float = 0.0) -> None:
         self.maxsize = maxsize
-        self.items: deque[dict[str, Any]] = deque()
+        self.rate = rate
+        self.items: deque[str] = deque()
         self.missed = 0
         self.filters: dict[str, str] = {}
         self._send = send
@@ -45,14 +50,14 @@ class ClientBuffer:
             return False
         return not f.get("pod") or f["pod"] in (pod, name) or f["pod"] in pod
 
-    def offer(self, message: dict[str, Any]) -> None:
-        """Queue a message without waiting; drop the oldest when full."""
+    def offer(self, message: dict[str, Any], text: str | None = None) -> None:
+        """Queue a message (and its JSON text, if already encoded) without waiting; drop the oldest when full."""
         if not self.accepts(message):
             return
         if len(self.items) >= self.maxsize:
             self.items.popleft()
             self.missed += 1
-        self.items.append(message)
+        self.items.append(text if text is not None else json.dumps(message))
         self._ready.set()
 
     def note_missed(self, count: int) -> None:
@@ -63,13 +68,23 @@ class ClientBuffer:
 
     async def run(self) -> None:
         """Send queued messages in order, a missed notice first when some were dropped."""
+        loop = asyncio.get_running_loop()
+        window, sent = loop.time(), 0
         while True:
             await self._ready.wait()
             self._ready.clear()
             while self.items or self.missed:
+                if self.rate > 0:
+                    now = loop.time()
+                    if now - window >= 1.0:
+                        window, sent = now, 0
+                    elif sent >= self.rate:
+                        await asyncio.sleep(window + 1.0 - now)  # meanwhile the buffer coalesces
+                        continue
+                    sent += 1
                 if self.missed:
                     count, self.missed = self.missed, 0
-                    await self._send({"type": "missed", "count": count})
+                    await self._send(json.dumps({"type": "missed", "count": count}))
                     continue
                 await self._send(self.items.popleft())
 
@@ -97,10 +112,11 @@ class Hub:
     def deliver(self, message: dict[str, Any]) -> None:
         """Fan one batch out to every client."""
         dropped = int(message.get("dropped", 0))
+        encoded = [(item, json.dumps(item)) for item in message.get("items", ())]
         for client in list(self.clients):
             client.note_missed(dropped)
-            for item in message.get("items", ()):
-                client.offer(item)
+            for item, text in encoded:
+                client.offer(item, text)
 
     async def _read(self) -> None:
         layer = get_channel_layer()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -77,8 +78,8 @@ def _attempt(i: int, pod_name: str = "default/p", profile: str = "default-schedu
 async def test_slow_client_is_coalesced_with_a_missed_notice() -> None:
     sent: list[dict[str, Any]] = []
 
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
+    async def send(text: str) -> None:
+        sent.append(json.loads(text))
 
     client = ClientBuffer(4, send)
     for i in range(10):
@@ -95,11 +96,11 @@ async def test_a_stuck_client_slows_no_one_else() -> None:
     stuck_forever = asyncio.Event()
     fast: list[dict[str, Any]] = []
 
-    async def stuck_send(message: dict[str, Any]) -> None:
+    async def stuck_send(text: str) -> None:
         await stuck_forever.wait()
 
-    async def fast_send(message: dict[str, Any]) -> None:
-        fast.append(message)
+    async def fast_send(text: str) -> None:
+        fast.append(json.loads(text))
 
     stuck, quick = ClientBuffer(8, stuck_send), ClientBuffer(1000, fast_send)
     hub.clients = {stuck, quick}
@@ -127,3 +128,23 @@ def test_filters(filters: dict[str, str], pods: list[str]) -> None:
     client = ClientBuffer.__new__(ClientBuffer)
     client.filters = filters
     assert [p for p in ("a/x", "b/y") if client.accepts({"pod": p, "profile": "default-scheduler"})] == pods
+
+
+async def test_rate_cap_coalesces_into_missed() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(text: str) -> None:
+        sent.append(json.loads(text))
+
+    client = ClientBuffer(1000, send, rate=5)
+    task = asyncio.get_running_loop().create_task(client.run())
+    for i in range(50):
+        client.offer(_attempt(i))
+    await asyncio.sleep(0.2)
+    assert len(sent) == 5  # the cap for this second
+    for i in range(50, 60):
+        client.offer(_attempt(i))
+    await asyncio.sleep(1.0)
+    task.cancel()
+    assert [m["pod"] for m in sent[:5]] == [f"default/p{i}" for i in range(5)]
+    assert len(sent) == 10
