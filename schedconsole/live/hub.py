@@ -30,7 +30,7 @@ class ClientBuffer:
     def __init__(self, maxsize: int, send: Callable[[str], Any], rate: float = 0.0) -> None:
         self.maxsize = maxsize
         self.rate = rate
-        self.items: deque[str] = deque()
+        self.items: deque[str] = deque(maxlen=maxsize)
         self.missed = 0
         self.filters: dict[str, str] = {}
         self._send = send
@@ -55,9 +55,19 @@ class ClientBuffer:
         if not self.accepts(message):
             return
         if len(self.items) >= self.maxsize:
-            self.items.popleft()
-            self.missed += 1
+            self.missed += 1  # the deque drops its oldest
         self.items.append(text if text is not None else json.dumps(message))
+        self._ready.set()
+
+    def offer_batch(self, encoded: list[tuple[dict[str, Any], str]]) -> None:
+        """Queue a batch in one step (the hub's path: one call per client per batch, not per message)."""
+        texts = [text for message, text in encoded if self.accepts(message)] if self.filters else [text for _, text in encoded]
+        if not texts:
+            return
+        overflow = len(self.items) + len(texts) - self.maxsize
+        if overflow > 0:
+            self.missed += overflow
+        self.items.extend(texts)
         self._ready.set()
 
     def note_missed(self, count: int) -> None:
@@ -67,9 +77,12 @@ class ClientBuffer:
             self._ready.set()
 
     async def run(self) -> None:
-        """Send queued messages in order, a missed notice first when some were dropped."""
+        """Send queued messages in order, a missed notice first when some were dropped.
+
+        With a rate cap, at most `rate` messages go out per second, and the missed notices (at
+        most one per second, counting everything dropped meanwhile) come on top of them."""
         loop = asyncio.get_running_loop()
-        window, sent = loop.time(), 0
+        window, sent, noticed = loop.time(), 0, False
         while True:
             await self._ready.wait()
             self._ready.clear()
@@ -77,15 +90,18 @@ class ClientBuffer:
                 if self.rate > 0:
                     now = loop.time()
                     if now - window >= 1.0:
-                        window, sent = now, 0
-                    elif sent >= self.rate:
+                        window, sent, noticed = now, 0, False
+                    elif sent >= self.rate or (noticed and not self.items):
                         await asyncio.sleep(window + 1.0 - now)  # meanwhile the buffer coalesces
                         continue
-                    sent += 1
-                if self.missed:
+                if self.missed and not (self.rate > 0 and noticed):
                     count, self.missed = self.missed, 0
+                    noticed = True
                     await self._send(json.dumps({"type": "missed", "count": count}))
                     continue
+                if not self.items:
+                    continue
+                sent += 1
                 await self._send(self.items.popleft())
 
 
@@ -115,8 +131,7 @@ class Hub:
         encoded = [(item, json.dumps(item)) for item in message.get("items", ())]
         for client in list(self.clients):
             client.note_missed(dropped)
-            for item, text in encoded:
-                client.offer(item, text)
+            client.offer_batch(encoded)
 
     async def _read(self) -> None:
         layer = get_channel_layer()
