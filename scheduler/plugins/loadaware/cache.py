@@ -92,8 +92,11 @@ def estimated_used_by_resource(requests: dict[str, Fraction], limits: dict[str, 
 
 
 def go_round(x: float) -> int:
-    """Go's math.Round: half away from zero."""
-    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+    """Go's math.Round: half away from zero (exact: the fraction is compared, not x + 0.5 rounded)."""
+    if x < 0:
+        return -go_round(-x)
+    whole = math.floor(x)
+    return whole + 1 if x - whole >= 0.5 else whole
 
 
 def custom_scaling_factors(pod: Pod) -> dict[str, int]:
@@ -118,14 +121,31 @@ def estimate_pod(pod: Pod, args: LoadAwareSchedulingArgs) -> dict[str, int]:
     else:
         for name, value in args.estimated_scaling_factors.items():
             factors.setdefault(name, value)
-    requests = pod_requests(pod)
-    limits = pod_limits(pod)
     priority = priority_class(pod)
     out: dict[str, int] = {}
+    if not any(c.limits for c in (*pod.containers, *pod.init_containers)):
+        # No limits: the pod's integer requests (MilliValue/Value, rounded up) are all it takes.
+        for name, factor in factors.items():
+            out[name] = _estimate_from_request(pod.requests, translate_resource_name(priority, name), factor)
+        return out
+    requests = pod_requests(pod)
+    limits = pod_limits(pod)
     for name, factor in factors.items():
         real = translate_resource_name(priority, name)
         out[name] = estimated_used_by_resource(requests, limits, real, factor)
     return out
+
+
+def _estimate_from_request(requests: dict[str, int], name: str, factor: int) -> int:
+    """`estimatedUsedByResource` for a pod without limits."""
+    value = requests.get(name, 0)
+    if value == 0:
+        if name in (CPU, BATCH_CPU):
+            return DEFAULT_MILLI_CPU_REQUEST
+        if name in (MEMORY, BATCH_MEMORY):
+            return DEFAULT_MEMORY_REQUEST
+        return 0
+    return go_round(float(value) * float(factor) / 100)
 
 
 def estimate_node(node: Node) -> dict[str, int]:
@@ -196,6 +216,7 @@ class PodAssignCache:
         self.names = vectorizer_names(args)
         self.nodes: dict[str, NodeLoad] = {}
         self.version = 0
+        self.metric_version = 0
         size = 64
         width = len(self.names)
         # Row 0 is the "no NodeMetric" sentinel.
@@ -210,6 +231,12 @@ class PodAssignCache:
         self.node_delta = np.zeros((size, width), dtype=np.int64)
         self.prod_delta = np.zeros((size, width), dtype=np.int64)
         self.node_estimated = np.zeros((size, width), dtype=np.int64)
+        # What GetNodeMetricAndEstimatedOfExisting answers per row, kept current by _refresh: for
+        # non-prod pods without aggregation, and for prod pods.
+        self.existing_default = np.zeros((size, width), dtype=np.int64)
+        self.existing_prod = np.zeros((size, width), dtype=np.int64)
+        # updateTime in seconds, -inf when the report has none (so one comparison tells expiry).
+        self.report_time = np.full(size, -np.inf, dtype=np.float64)
         # (aggregation type, duration seconds; 0 = the longest reported) -> usage rows and presence.
         self.agg_usage: dict[tuple[str, float], tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]] = {}
 
@@ -222,6 +249,9 @@ class PodAssignCache:
             out[: arr.shape[0]] = arr
             return out
 
+        report_time = np.full(size, -np.inf, dtype=np.float64)
+        report_time[: self.report_time.shape[0]] = self.report_time
+        self.report_time = report_time
         for name in (
             "has_metric",
             "has_node_metric",
@@ -233,6 +263,8 @@ class PodAssignCache:
             "node_delta",
             "prod_delta",
             "node_estimated",
+            "existing_default",
+            "existing_prod",
         ):
             setattr(self, name, grown(getattr(self, name)))
         for key, (usage, present) in list(self.agg_usage.items()):
@@ -248,6 +280,11 @@ class PodAssignCache:
             self._rows += 1
             self.nodes[name] = found
         return found
+
+    @property
+    def rows(self) -> int:
+        """Rows in use (the sentinel included)."""
+        return self._rows
 
     def row_of(self, name: str) -> int:
         """The node's row, 0 (the sentinel) when the cache does not know it."""
@@ -273,11 +310,11 @@ class PodAssignCache:
             return timestamp + after_scheduled
         return None
 
-    def assign(self, node_name: str, pod: Pod, now: float) -> None:
-        """Count a pod on a node (Reserve, or a bound pod seen by the informer)."""
+    def assign(self, node_name: str, pod: Pod, now: float, estimate: Vector | None = None) -> None:
+        """Count a pod on a node (Reserve, or a bound pod seen by the informer); `estimate` if known."""
         if not node_name or pod.phase in ("Succeeded", "Failed"):
             return
-        vec = to_vec(self.names, estimate_pod(pod, self.args))
+        vec = estimate if estimate is not None else to_vec(self.names, estimate_pod(pod, self.args))
         estimated = vec if vec.any() else None
         scheduled = _condition_time(pod, "PodScheduled")
         timestamp = scheduled if scheduled is not None else now
@@ -289,6 +326,7 @@ class PodAssignCache:
             if old is not None:
                 self._remove(load, old)
             self._add(load, info)
+            self._refresh(load.row)
         self.version += 1
 
     def update(self, node_name: str, pod: Pod, now: float) -> None:
@@ -312,6 +350,7 @@ class PodAssignCache:
         old = load.pods.pop(pod.uid, None)
         if old is not None and load.metric is not None:
             self._remove(load, old)
+            self._refresh(load.row)
         self.version += 1
 
     def _should_estimate(self, load: NodeLoad, info: AssignedPod, usage: Vector | None) -> bool:
@@ -370,6 +409,7 @@ class PodAssignCache:
         self.has_node_metric[row] = metric.has_node_metric
         self.has_update_time[row] = metric.update_time is not None
         self.update_time[row] = metric.update_time or 0.0
+        self.report_time[row] = metric.update_time if metric.update_time is not None else -np.inf
         self.node_usage_set[row] = metric.has_node_metric
         self.node_usage[row] = to_vec(self.names, metric.node_usage)
         self.prod_usage[row] = to_vec(self.names, metric.system_usage) if self.args.prod_usage_include_sys and metric.has_node_metric else 0
@@ -404,7 +444,17 @@ class PodAssignCache:
         load.node_estimated_pods = set()
         for info in load.pods.values():
             self._add(load, info)
+        self._refresh(row)
         self.version += 1
+        self.metric_version += 1
+
+    def _refresh(self, row: int) -> None:
+        """Recompute the row's existing estimates after its usage or deltas changed."""
+        if self.node_usage_set[row]:
+            self.existing_default[row] = self.node_usage[row] + self.node_delta[row]
+        else:
+            self.existing_default[row] = self.node_estimated[row]
+        self.existing_prod[row] = self.prod_usage[row] + self.prod_delta[row]
 
     def _agg_row(self, key: tuple[str, float], row: int, vec: Vector) -> None:
         entry = self.agg_usage.get(key)
@@ -423,12 +473,15 @@ class PodAssignCache:
         load.metric = None
         self.has_metric[load.row] = False
         self.version += 1
+        self.metric_version += 1
 
     # ----- reading ------------------------------------------------------------------------------
     def existing(self, rows: npt.NDArray[np.int64], prod: bool, agg: tuple[str, float] | None) -> npt.NDArray[np.int64]:
         """`GetNodeMetricAndEstimatedOfExisting` for many rows: usage plus the estimate of unreported pods."""
         if prod:
-            return self.prod_usage[rows] + self.prod_delta[rows]
+            return self.existing_prod[rows]
+        if agg is None:
+            return self.existing_default[rows]
         usage = self.node_usage[rows]
         present = self.node_usage_set[rows]
         if agg is not None:

@@ -158,11 +158,6 @@ def usage_percent(estimated: int, total: int) -> int:
     return go_round(estimated / total * 100)
 
 
-def _go_round_array(x: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-    """Go's math.Round elementwise (half away from zero)."""
-    return np.where(x >= 0, np.floor(x + 0.5), -np.floor(-x + 0.5)).astype(np.int64)
-
-
 class LoadAwareScheduling:
     """Filter by usage thresholds, score by least usage, count reserved pods until reported."""
 
@@ -172,6 +167,10 @@ class LoadAwareScheduling:
         self.handle = handle
         self.args = args
         self.args_version = 0
+        self._flags_key: tuple[Any, ...] | None = None
+        self._flags: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]] = (
+            np.zeros(0, dtype=np.bool_),
+        ) * 3
         self.cache = PodAssignCache(args)
         self._configure(args)
         self._sync()
@@ -361,10 +360,31 @@ class LoadAwareScheduling:
 
     def _expired_rows(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         seconds = self.args.node_metric_expiration_seconds
-        no_time = ~self.cache.has_update_time[rows]
+        report = self.cache.report_time[rows]
         if seconds <= 0:
-            return no_time
-        return no_time | (self.handle.now() - self.cache.update_time[rows] >= seconds)
+            return np.isneginf(report)
+        # now - updateTime >= seconds, with no updateTime (-inf) always expired.
+        return self.handle.now() - report >= seconds
+
+    def _row_flags(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Per cache row: Filter checks usage, Filter fails as expired, Score counts the node.
+
+        They change only with the clock or a NodeMetric, so they are kept between cycles.
+        """
+        cache = self.cache
+        key = (self.handle.now(), cache.metric_version, cache.rows, id(cache), self.args_version)
+        if self._flags_key != key:
+            rows = np.arange(cache.rows, dtype=np.int64)
+            metric = cache.has_metric[rows]
+            reported = metric & cache.has_node_metric[rows]
+            expired = self._expired_rows(rows)
+            args = self.args
+            skip_expired = expired if args.filter_expired_node_metrics else np.zeros(len(rows), dtype=np.bool_)
+            check = reported & ~skip_expired
+            fail = metric & skip_expired if not args.enable_schedule_when_node_metrics_expired else np.zeros(len(rows), dtype=np.bool_)
+            self._flags = (check, fail, reported & ~expired)
+            self._flags_key = key
+        return self._flags
 
     def filter_batch(
         self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: npt.NDArray[np.int64]
@@ -378,35 +398,44 @@ class LoadAwareScheduling:
             return BatchFilterResult(codes, lambda _i: (), keys)
         ids, profiles, alloc_all = self._node_tables(snapshot)
         rows = self._row_index(snapshot)[positions]
-        profile_ids = ids[positions]
+        check_rows, fail_rows, _ = self._row_flags()
+        check = check_rows[rows]
+        expired = fail_rows[rows]
         incoming = self._incoming(state, pod)
-        has_metric = self.cache.has_metric[rows]
-        expired = self._expired_rows(rows)
-        for pid in np.unique(profile_ids):
-            thresholds, prod, is_agg, agg_key = self._thresholds(pod, profiles[int(pid)])
+        total = alloc_all[positions]
+        # The usual cluster has one threshold profile: no per-profile masks then.
+        groups: list[tuple[int, npt.NDArray[np.bool_] | None]]
+        if len(profiles) == 1:
+            groups = [(0, None)]
+        else:
+            profile_ids = ids[positions]
+            groups = [(int(pid), profile_ids == pid) for pid in np.unique(profile_ids)]
+        for pid, member in groups:
+            thresholds, prod, is_agg, agg_key = self._thresholds(pod, profiles[pid])
             if thresholds is None or not any(thresholds):
                 continue
-            sel = np.flatnonzero((profile_ids == pid) & has_metric)
-            if self.args.filter_expired_node_metrics:
-                gone = expired[sel]
-                if not self.args.enable_schedule_when_node_metrics_expired:
-                    codes[sel[gone]] = Code.UNSCHEDULABLE
-                    keys[sel[gone]] = 1
-                sel = sel[~gone]
-            sel = sel[self.cache.has_node_metric[rows[sel]]]
-            if len(sel) == 0:
-                continue
-            estimated = self.cache.existing(rows[sel], prod, agg_key) + incoming
-            total = alloc_all[positions[sel]]
-            limit = np.asarray(thresholds, dtype=np.int64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                usage = _go_round_array(np.where(total > 0, estimated / np.where(total > 0, total, 1) * 100, 0.0))
-            exceed = (limit > 0) & (total > 0) & (usage > limit)
-            failing = exceed.any(axis=1)
-            first = exceed.argmax(axis=1)
-            hit = sel[failing]
-            codes[hit] = Code.UNSCHEDULABLE
-            keys[hit] = 2 + first[failing] + (len(names) if is_agg else 0)
+            gone = expired if member is None else expired & member
+            codes[gone] = Code.UNSCHEDULABLE
+            keys[gone] = 1
+            estimated = self.cache.existing(rows, prod, agg_key)
+            first_failure = np.full(count, -1, dtype=np.int64)
+            # Resources in name order; the first one over its threshold names the failure.
+            for i in reversed(range(len(names))):
+                limit = thresholds[i]
+                if limit == 0:
+                    continue
+                col_total = total[:, i]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    x = (estimated[:, i] + int(incoming[i])) / col_total * 100
+                    whole = np.floor(x)
+                    # Go's math.Round (half away from zero) of a non-negative x, exactly.
+                    over = (col_total > 0) & (whole + (x - whole >= 0.5) > limit)
+                first_failure[over] = i
+            failing = check & (first_failure >= 0)
+            if member is not None:
+                failing &= member
+            codes[failing] = Code.UNSCHEDULABLE
+            keys[failing] = 2 + first_failure[failing] + (len(names) if is_agg else 0)
 
         def reasons(i: int) -> tuple[str, ...]:
             key = int(keys[i])
@@ -447,18 +476,14 @@ class LoadAwareScheduling:
         self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: npt.NDArray[np.int64]
     ) -> npt.NDArray[np.int64]:
         """The same scores over many nodes at once."""
-        out = np.zeros(len(positions), dtype=np.int64)
         if self.score_weights is None or len(positions) == 0:
-            return out
+            return np.zeros(len(positions), dtype=np.int64)
         _, _, alloc_all = self._node_tables(snapshot)
         rows = self._row_index(snapshot)[positions]
-        valid = self.cache.has_metric[rows] & self.cache.has_node_metric[rows] & ~self._expired_rows(rows)
-        sel = np.flatnonzero(valid)
-        if len(sel) == 0:
-            return out
+        valid = self._row_flags()[2][rows]
         prod, agg_key = self._score_mode(pod)
-        used = self.cache.existing(rows[sel], prod, agg_key) + self._incoming(state, pod)
-        capacity = alloc_all[positions[sel]]
+        used = self.cache.existing(rows, prod, agg_key) + self._incoming(state, pod)
+        capacity = alloc_all[positions]
         ok = (capacity > 0) & (used <= capacity)
         scores = np.where(ok, (capacity - used) * MAX_NODE_SCORE // np.where(capacity > 0, capacity, 1), 0)
         weights = np.asarray(self.score_weights, dtype=np.int64)
@@ -467,8 +492,9 @@ class LoadAwareScheduling:
         weight_sum = int(weights.sum()) + dominant
         if dominant != 0:
             node_score = node_score + np.minimum(scores.min(axis=1), MAX_NODE_SCORE) * dominant
-        out[sel] = node_score // weight_sum if weight_sum > 0 else 0
-        return out
+        if weight_sum <= 0:
+            return np.zeros(len(positions), dtype=np.int64)
+        return np.where(valid, node_score // weight_sum, 0).astype(np.int64)
 
     def score_extensions(self) -> None:
         """Scores are used as they are (no NormalizeScore)."""
@@ -477,7 +503,7 @@ class LoadAwareScheduling:
     # ----- Reserve ------------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Count the pod on the node by its estimate until its usage is reported."""
-        self.cache.assign(node_name, pod, self.handle.now())
+        self.cache.assign(node_name, pod, self.handle.now(), self._incoming(state, pod))
         return success()
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
