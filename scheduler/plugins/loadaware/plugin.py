@@ -158,6 +158,13 @@ def usage_percent(estimated: int, total: int) -> int:
     return go_round(estimated / total * 100)
 
 
+def _percent(estimated: npt.NDArray[np.int64], total: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """`usage_percent` elementwise, with the same float steps and Go's rounding."""
+    x = estimated / total * 100
+    whole = np.floor(x)
+    return (whole + (x - whole >= 0.5)).astype(np.int64)
+
+
 class LoadAwareScheduling:
     """Filter by usage thresholds, score by least usage, count reserved pods until reported."""
 
@@ -386,6 +393,30 @@ class LoadAwareScheduling:
             self._flags_key = key
         return self._flags
 
+    def _bounds(self, snapshot: Snapshot, thresholds: tuple[int, ...]) -> npt.NDArray[np.int64]:
+        """Per node and resource, the largest estimate whose usage percent stays within the threshold.
+
+        `usage_percent(e, total)` never decreases as e grows, so "usage > threshold" is
+        "e > bound"; the bound starts from exact arithmetic and is moved until the float formula
+        agrees on both sides of it. Nodes with no allocatable get no bound (never filtered).
+        """
+
+        def build() -> npt.NDArray[np.int64]:
+            _, _, alloc = self._node_tables(snapshot)
+            out = np.full(alloc.shape, np.iinfo(np.int64).max, dtype=np.int64)
+            for i, limit in enumerate(thresholds):
+                total = alloc[:, i]
+                has = total > 0
+                t = total[has]
+                bound = ((2 * limit + 1) * t - 1) // 200
+                for _ in range(4):
+                    bound = np.where(_percent(bound + 1, t) <= limit, bound + 1, bound)
+                    bound = np.where(_percent(bound, t) > limit, bound - 1, bound)
+                out[has, i] = bound
+            return out
+
+        return snapshot.cached((NAME, id(self), self.args_version, "bounds", thresholds), build)  # type: ignore[return-value]
+
     def filter_batch(
         self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: npt.NDArray[np.int64]
     ) -> BatchFilterResult:
@@ -396,13 +427,12 @@ class LoadAwareScheduling:
         names = self.names
         if is_daemonset_pod(pod) or count == 0:
             return BatchFilterResult(codes, lambda _i: (), keys)
-        ids, profiles, alloc_all = self._node_tables(snapshot)
+        ids, profiles, _ = self._node_tables(snapshot)
         rows = self._row_index(snapshot)[positions]
         check_rows, fail_rows, _ = self._row_flags()
         check = check_rows[rows]
         expired = fail_rows[rows]
         incoming = self._incoming(state, pod)
-        total = alloc_all[positions]
         # The usual cluster has one threshold profile: no per-profile masks then.
         groups: list[tuple[int, npt.NDArray[np.bool_] | None]]
         if len(profiles) == 1:
@@ -418,19 +448,13 @@ class LoadAwareScheduling:
             codes[gone] = Code.UNSCHEDULABLE
             keys[gone] = 1
             estimated = self.cache.existing(rows, prod, agg_key)
+            bounds = self._bounds(snapshot, thresholds)[positions]
             first_failure = np.full(count, -1, dtype=np.int64)
             # Resources in name order; the first one over its threshold names the failure.
             for i in reversed(range(len(names))):
-                limit = thresholds[i]
-                if limit == 0:
+                if thresholds[i] == 0:
                     continue
-                col_total = total[:, i]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    x = (estimated[:, i] + int(incoming[i])) / col_total * 100
-                    whole = np.floor(x)
-                    # Go's math.Round (half away from zero) of a non-negative x, exactly.
-                    over = (col_total > 0) & (whole + (x - whole >= 0.5) > limit)
-                first_failure[over] = i
+                first_failure[estimated[:, i] + int(incoming[i]) > bounds[:, i]] = i
             failing = check & (first_failure >= 0)
             if member is not None:
                 failing &= member

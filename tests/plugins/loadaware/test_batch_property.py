@@ -116,3 +116,24 @@ def test_batch_forms_agree_with_per_node_forms(cluster: tuple[dict[str, Any], li
     plugin.reserve(state, pod.with_changes(node_name=nodes[0].name), nodes[0].name)
     assert_batch_filter_agrees(plugin, state, pod, snapshot, snapshot.order)
     assert_batch_score_agrees(plugin, state, pod, snapshot, snapshot.order)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    totals=st.lists(st.integers(1, 10**13), min_size=1, max_size=8),
+    limit=st.integers(1, 100),
+    offsets=st.lists(st.integers(-3, 3), min_size=1, max_size=8),
+)
+def test_usage_bound_agrees_with_the_float_formula(totals: list[int], limit: int, offsets: list[int]) -> None:
+    """`e > bound` exactly when Koordinator's float usage percent of e exceeds the threshold."""
+    from scheduler.plugins.loadaware.plugin import usage_percent
+
+    nodes = [make_node(f"n{i}", cpu=f"{t}m", memory="1Gi") for i, t in enumerate(totals)]
+    plugin, snapshot = build({"usageThresholds": {"cpu": limit}}, nodes)
+    bounds = plugin._bounds(snapshot, plugin.base_profile.usage)  # type: ignore[arg-type]
+    cpu = plugin.names.index("cpu")
+    for pos, total in enumerate(totals):
+        bound = int(bounds[pos, cpu])
+        for delta in offsets:
+            e = max(0, bound + delta)
+            assert (e > bound) == (usage_percent(e, total) > limit), (total, limit, e, bound)
