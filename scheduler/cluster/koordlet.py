@@ -94,11 +94,8 @@ class SimulatedKoordlet:
             "nodeMetric": {"nodeUsage": {"resources": {"cpu": format_milli_cpu(node_cpu), "memory": str(node_memory)}}},
             "podsMetric": pods_metric,
         }
-        docs[index] = new
         self.next_report[name] = now + _interval(new)
-        from scheduler.cluster.simulated import WatchEvent
-
-        self.cluster._emit(WatchEvent("NodeMetric", "MODIFIED", old, new))
+        self.cluster.update_object("NodeMetric", new)
 
     def sync(self, now: float) -> None:
         """Report every owned NodeMetric whose interval has passed (all of them the first time)."""
