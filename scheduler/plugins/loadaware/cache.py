@@ -217,6 +217,10 @@ class PodAssignCache:
         self.nodes: dict[str, NodeLoad] = {}
         self.version = 0
         self.metric_version = 0
+        # Rows whose existing estimates changed, in order: readers that keep per-node results
+        # between cycles recompute only these. `epoch` moves when the log is cut short.
+        self.changed_rows: list[int] = []
+        self.epoch = 0
         size = 64
         width = len(self.names)
         # Row 0 is the "no NodeMetric" sentinel.
@@ -455,6 +459,10 @@ class PodAssignCache:
         else:
             self.existing_default[row] = self.node_estimated[row]
         self.existing_prod[row] = self.prod_usage[row] + self.prod_delta[row]
+        if len(self.changed_rows) >= 1_000_000:
+            self.changed_rows = []
+            self.epoch += 1
+        self.changed_rows.append(row)
 
     def _agg_row(self, key: tuple[str, float], row: int, vec: Vector) -> None:
         entry = self.agg_usage.get(key)

@@ -8,6 +8,7 @@ Upstream: koordinator-sh/koordinator `pkg/scheduler/plugins/loadaware/load_aware
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -175,6 +176,7 @@ class LoadAwareScheduling:
         self.args = args
         self.args_version = 0
         self._flags_key: tuple[Any, ...] | None = None
+        self._memos: dict[tuple[Any, ...], list[Any]] = {}
         self._flags: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]] = (
             np.zeros(0, dtype=np.bool_),
         ) * 3
@@ -365,6 +367,38 @@ class LoadAwareScheduling:
             memo[0] = layout
         return memo[1]  # type: ignore[no-any-return]
 
+    def _per_node(
+        self, snapshot: Snapshot, key: tuple[Any, ...], compute: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.int64]]
+    ) -> npt.NDArray[np.int64]:
+        """`compute` over every node position, kept between cycles: only nodes whose estimates
+        changed since (one per Reserve, usually) are computed again."""
+        cache = self.cache
+        full_key = (key, snapshot.node_generation, id(cache), cache.epoch, self.args_version)
+        memo = self._memos.get(full_key)
+        if memo is None:
+            if len(self._memos) >= 16:
+                self._memos.clear()
+            memo = [compute(np.arange(snapshot.num_nodes, dtype=np.int64)), len(cache.changed_rows)]
+            self._memos[full_key] = memo
+            return memo[0]  # type: ignore[no-any-return]
+        seen = memo[1]
+        if seen < len(cache.changed_rows):
+            position_of = self._position_index(snapshot)
+            dirty = position_of[np.unique(np.asarray(cache.changed_rows[seen:], dtype=np.int64))]
+            dirty = dirty[dirty >= 0]
+            if len(dirty):
+                memo[0][dirty] = compute(dirty)
+            memo[1] = len(cache.changed_rows)
+        return memo[0]  # type: ignore[no-any-return]
+
+    def _position_index(self, snapshot: Snapshot) -> npt.NDArray[np.int64]:
+        """Per cache row, the snapshot position of its node (-1 for rows of unknown nodes)."""
+        rows = self._row_index(snapshot)
+        out = np.full(self.cache.rows, -1, dtype=np.int64)
+        known = rows > 0
+        out[rows[known]] = np.flatnonzero(known)
+        return out
+
     def _expired_rows(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         seconds = self.args.node_metric_expiration_seconds
         report = self.cache.report_time[rows]
@@ -417,6 +451,26 @@ class LoadAwareScheduling:
 
         return snapshot.cached((NAME, id(self), self.args_version, "bounds", thresholds), build)  # type: ignore[return-value]
 
+    def _first_failures(
+        self,
+        snapshot: Snapshot,
+        positions: npt.NDArray[np.int64],
+        thresholds: tuple[int, ...],
+        prod: bool,
+        agg_key: tuple[str, float] | None,
+        incoming: npt.NDArray[np.int64],
+    ) -> npt.NDArray[np.int64]:
+        """Per node, the first resource (name order) whose usage with the pod exceeds its threshold, or -1."""
+        rows = self._row_index(snapshot)[positions]
+        estimated = self.cache.existing(rows, prod, agg_key)
+        bounds = self._bounds(snapshot, thresholds)[positions]
+        first_failure = np.full(len(positions), -1, dtype=np.int64)
+        for i in reversed(range(len(self.names))):
+            if thresholds[i] == 0:
+                continue
+            first_failure[estimated[:, i] + int(incoming[i]) > bounds[:, i]] = i
+        return first_failure
+
     def filter_batch(
         self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: npt.NDArray[np.int64]
     ) -> BatchFilterResult:
@@ -444,17 +498,17 @@ class LoadAwareScheduling:
             thresholds, prod, is_agg, agg_key = self._thresholds(pod, profiles[pid])
             if thresholds is None or not any(thresholds):
                 continue
-            gone = expired if member is None else expired & member
-            codes[gone] = Code.UNSCHEDULABLE
-            keys[gone] = 1
-            estimated = self.cache.existing(rows, prod, agg_key)
-            bounds = self._bounds(snapshot, thresholds)[positions]
-            first_failure = np.full(count, -1, dtype=np.int64)
-            # Resources in name order; the first one over its threshold names the failure.
-            for i in reversed(range(len(names))):
-                if thresholds[i] == 0:
-                    continue
-                first_failure[estimated[:, i] + int(incoming[i]) > bounds[:, i]] = i
+            if expired.any():
+                gone = expired if member is None else expired & member
+                codes[gone] = Code.UNSCHEDULABLE
+                keys[gone] = 1
+
+            def failures(
+                at: npt.NDArray[np.int64], t: tuple[int, ...] = thresholds, p: bool = prod, a: tuple[str, float] | None = agg_key
+            ) -> npt.NDArray[np.int64]:
+                return self._first_failures(snapshot, at, t, p, a, incoming)
+
+            first_failure = self._per_node(snapshot, ("filter", thresholds, prod, agg_key, incoming.tobytes()), failures)[positions]
             failing = check & (first_failure >= 0)
             if member is not None:
                 failing &= member
@@ -502,14 +556,26 @@ class LoadAwareScheduling:
         """The same scores over many nodes at once."""
         if self.score_weights is None or len(positions) == 0:
             return np.zeros(len(positions), dtype=np.int64)
-        _, _, alloc_all = self._node_tables(snapshot)
         rows = self._row_index(snapshot)[positions]
         valid = self._row_flags()[2][rows]
         prod, agg_key = self._score_mode(pod)
-        used = self.cache.existing(rows, prod, agg_key) + self._incoming(state, pod)
+        incoming = self._incoming(state, pod)
+        raw = self._per_node(
+            snapshot, ("score", prod, agg_key, incoming.tobytes()), lambda at: self._raw_scores(snapshot, at, prod, agg_key, incoming)
+        )[positions]
+        return np.where(valid, raw, 0)
+
+    def _raw_scores(
+        self, snapshot: Snapshot, positions: npt.NDArray[np.int64], prod: bool, agg_key: tuple[str, float] | None, incoming: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        """`loadAwareSchedulingScorer` per node, as if every node had a fresh NodeMetric."""
+        _, _, alloc_all = self._node_tables(snapshot)
+        rows = self._row_index(snapshot)[positions]
+        used = self.cache.existing(rows, prod, agg_key) + incoming
         capacity = alloc_all[positions]
         ok = (capacity > 0) & (used <= capacity)
         scores = np.where(ok, (capacity - used) * MAX_NODE_SCORE // np.where(capacity > 0, capacity, 1), 0)
+        assert self.score_weights is not None
         weights = np.asarray(self.score_weights, dtype=np.int64)
         dominant = self.args.dominant_resource_weight
         node_score = scores @ weights
@@ -518,7 +584,7 @@ class LoadAwareScheduling:
             node_score = node_score + np.minimum(scores.min(axis=1), MAX_NODE_SCORE) * dominant
         if weight_sum <= 0:
             return np.zeros(len(positions), dtype=np.int64)
-        return np.where(valid, node_score // weight_sum, 0).astype(np.int64)
+        return (node_score // weight_sum).astype(np.int64)
 
     def score_extensions(self) -> None:
         """Scores are used as they are (no NormalizeScore)."""

@@ -112,10 +112,21 @@ def test_batch_forms_agree_with_per_node_forms(cluster: tuple[dict[str, Any], li
     plugin.pre_filter(state, pod, list(snapshot.node_infos))
     assert_batch_filter_agrees(plugin, state, pod, snapshot, snapshot.order)
     assert_batch_score_agrees(plugin, state, pod, snapshot, snapshot.order)
-    # Reserving a pod changes both forms alike.
-    plugin.reserve(state, pod.with_changes(node_name=nodes[0].name), nodes[0].name)
+    # Reserving and unreserving a pod, and a new report, change both forms alike (the batch forms
+    # keep per-node results between cycles and recompute only the nodes that changed).
+    placed = pod.with_changes(node_name=nodes[-1].name)
+    plugin.reserve(state, placed, nodes[-1].name)
     assert_batch_filter_agrees(plugin, state, pod, snapshot, snapshot.order)
     assert_batch_score_agrees(plugin, state, pod, snapshot, snapshot.order)
+    plugin.unreserve(state, placed, nodes[-1].name)
+    assert_batch_filter_agrees(plugin, state, pod, snapshot, snapshot.order)
+    assert_batch_score_agrees(plugin, state, pod, snapshot, snapshot.order)
+    if metrics:
+        from scheduler.api.koordinator import parse_node_metric
+
+        plugin.cache.set_metric(parse_node_metric(node_metric(metrics[0]["metadata"]["name"], {"cpu": "12", "memory": "40Gi"})))
+        assert_batch_filter_agrees(plugin, state, pod, snapshot, snapshot.order)
+        assert_batch_score_agrees(plugin, state, pod, snapshot, snapshot.order)
 
 
 @settings(max_examples=300, deadline=None)
