@@ -384,9 +384,10 @@ class LoadAwareScheduling:
         seen = memo[1]
         if seen < len(cache.changed_rows):
             position_of = self._position_index(snapshot)
-            dirty = position_of[np.unique(np.asarray(cache.changed_rows[seen:], dtype=np.int64))]
-            dirty = dirty[dirty >= 0]
-            if len(dirty):
+            dirty_positions = {int(position_of[row]) for row in set(cache.changed_rows[seen:])}
+            dirty_positions.discard(-1)
+            if dirty_positions:
+                dirty = np.fromiter(sorted(dirty_positions), dtype=np.int64, count=len(dirty_positions))
                 memo[0][dirty] = compute(dirty)
             memo[1] = len(cache.changed_rows)
         return memo[0]  # type: ignore[no-any-return]
@@ -394,10 +395,13 @@ class LoadAwareScheduling:
     def _position_index(self, snapshot: Snapshot) -> npt.NDArray[np.int64]:
         """Per cache row, the snapshot position of its node (-1 for rows of unknown nodes)."""
         rows = self._row_index(snapshot)
-        out = np.full(self.cache.rows, -1, dtype=np.int64)
-        known = rows > 0
-        out[rows[known]] = np.flatnonzero(known)
-        return out
+        memo: list[Any] = snapshot.cached((NAME, id(self), "positions"), lambda: [None, None])  # type: ignore[assignment]
+        if memo[0] is not rows or len(memo[1]) != self.cache.rows:
+            out = np.full(self.cache.rows, -1, dtype=np.int64)
+            known = rows > 0
+            out[rows[known]] = np.flatnonzero(known)
+            memo[0], memo[1] = rows, out
+        return memo[1]  # type: ignore[no-any-return]
 
     def _expired_rows(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         seconds = self.args.node_metric_expiration_seconds
