@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from scheduler.api.loader import ClusterObjects, load_cluster
 from scheduler.api.objects import Node, Pod, parse_node, parse_pod
+from scheduler.bench_koord import load_aware, numa
 from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.features import parse_feature_gates
@@ -71,6 +72,8 @@ class Workload:
     """Virtual seconds each scheduled measured pod takes (so backoffs expire as they would live)."""
     storage: ClusterObjects | None = None
     """PersistentVolumes, claims and StorageClasses the pods use."""
+    verify: Callable[[SimulatedCluster], dict[str, Any]] | None = None
+    """Checks the final cluster; its fields are added to the result line."""
 
 
 def scheduling_basic(nodes: int, init_pods: int, pods: int) -> Workload:
@@ -237,6 +240,8 @@ WORKLOADS: dict[str, tuple[Callable[[int, int, int], Workload], tuple[int, int, 
     "PreemptionAsync": (preemption_async, (5000, 20000, 5000)),
     "PreemptionHeavy": (preemption_heavy, (5000, 20000, 500)),
     "SchedulingPodsWithPVs": (scheduling_pods_with_pvs, (5000, 1000, 3000)),
+    "LoadAware": (load_aware, (5000, 1000, 10000)),
+    "NUMA": (numa, (1000, 0, 5000)),
 }
 
 
@@ -358,6 +363,8 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "pods_per_second": round(sched.scheduled_count / seconds, 1) if seconds > 0 else 0.0,
         "peak_rss_mb": peak_rss_mb(),
     }
+    if work.verify is not None:
+        result.update(work.verify(cluster))
     out.write(json.dumps(result) + "\n")
     return 0
 

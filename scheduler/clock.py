@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 
 class Clock:
@@ -26,6 +27,8 @@ class VirtualClock(Clock):
 
     def __init__(self, start: float) -> None:
         self._now = start
+        # Called with the new time after every move (simulated agents that act on a cadence).
+        self.listeners: list[Callable[[float], None]] = []
 
     def now(self) -> float:
         """The current virtual time."""
@@ -35,7 +38,14 @@ class VirtualClock(Clock):
         """Move forward to `moment` (never backwards)."""
         if moment > self._now:
             self._now = moment
+            self._moved()
 
     def advance(self, seconds: float) -> None:
         """Move forward by `seconds`."""
-        self._now += max(0.0, seconds)
+        if seconds > 0:
+            self._now += seconds
+            self._moved()
+
+    def _moved(self) -> None:
+        for listener in list(self.listeners):
+            listener(self._now)

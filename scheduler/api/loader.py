@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from scheduler.api.fields import FieldError
+from scheduler.api.koordinator import parse_node_metric, parse_node_resource_topology
 from scheduler.api.objects import (
     Namespace,
     Node,
@@ -114,6 +115,8 @@ _PARSERS: dict[str, Callable[[Any, str], Any]] = {
 _EXTENSION_VALIDATORS: dict[str, Callable[[Any, str], Any]] = {
     "PodGroup": parse_pod_group,
     "Reservation": parse_reservation,
+    "NodeMetric": parse_node_metric,
+    "NodeResourceTopology": parse_node_resource_topology,
 }
 _TARGETS = {
     "Node": "nodes",

@@ -154,6 +154,7 @@ class Container:
     requests: dict[str, Fraction]
     ports: tuple[ContainerPort, ...]
     restartable: bool = False
+    limits: dict[str, Fraction] = field(default_factory=dict)
 
 
 def parse_container(raw: Any, path: str, init: bool) -> Container:
@@ -186,6 +187,7 @@ def parse_container(raw: Any, path: str, init: bool) -> Container:
         requests=requests,
         ports=tuple(ports),
         restartable=init and restart == "Always",
+        limits=limits,
     )
 
 

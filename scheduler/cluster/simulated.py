@@ -95,6 +95,7 @@ class SimulatedCluster:
     # before anyone sees it calls `apply` after the write commits (the API server's etcd write).
     bind_sink: Callable[[Pod, str, Callable[[], None]], None] | None = None
     _binding: set[str] = field(default_factory=set)
+    koordlet: Any = None
     _watchers: list[Callable[[WatchEvent], None]] = field(default_factory=list)
 
     @classmethod
@@ -138,6 +139,7 @@ class SimulatedCluster:
                 if reserve.node_name:
                     reserve = reserve.with_changes(phase="Running", start_time=clock.now())
                 cluster.pods[reserve.uid] = reserve
+        cluster._start_koordlet()
         return cluster
 
     def update_object(self, kind: str, doc: dict[str, Any]) -> None:
@@ -157,6 +159,19 @@ class SimulatedCluster:
     def replace_pod(self, uid: str, **changes: Any) -> Pod:
         """Replace fields of a live pod (what a controller's update does), emitting MODIFIED."""
         return self._replace(uid, **changes)
+
+    def _start_koordlet(self) -> None:
+        """Report the NodeMetrics written without a status, now and at each report interval."""
+        from scheduler.cluster.koordlet import SimulatedKoordlet
+
+        koordlet = SimulatedKoordlet(self)
+        if not koordlet.active:
+            return
+        self.koordlet = koordlet
+        koordlet.sync(self.clock.now())
+        listeners = getattr(self.clock, "listeners", None)
+        if listeners is not None:
+            listeners.append(koordlet.sync)
 
     # ----- fault injection ----------------------------------------------------------------
     def _intercept(self, verb: str, pod: Pod) -> None:

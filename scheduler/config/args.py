@@ -33,6 +33,7 @@ from scheduler.config.errors import (
     not_supported,
     required,
 )
+from scheduler.config.koordargs import LoadAwareSchedulingArgs, NodeNUMAResourceArgs
 from scheduler.config.names import (
     is_qualified_name,
     is_valid_label_value,
@@ -647,6 +648,8 @@ ARGS_TYPES: dict[str, type[PluginArgs]] = {
     "Reservation": ReservationArgs,
     "DefaultPreemption": DefaultPreemptionArgs,
     "InterPodAffinity": InterPodAffinityArgs,
+    "LoadAwareScheduling": LoadAwareSchedulingArgs,
+    "NodeNUMAResource": NodeNUMAResourceArgs,
     "NodeAffinity": NodeAffinityArgs,
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
     "NodeResourcesFit": NodeResourcesFitArgs,

@@ -258,7 +258,9 @@ def _args_type_meta_problem(name: str, version: object, kind: object) -> str:
     group = version_text.split("/")[0] if "/" in version_text else ""
     if group != GROUP or kind_text != want_kind:
         return f"args for plugin {name} were not of type {want_kind}.{GROUP}, got {kind_text}.{group}"
-    if version_text != API_VERSION:
+    # Koordinator's args types are also registered for the beta versions its users' configs name.
+    accepted = getattr(ARGS_TYPES.get(name), "API_VERSIONS", (API_VERSION,))
+    if version_text not in accepted:
         return f"no kind {go_quote(want_kind)} is registered for version {go_quote(version_text)}"
     return ""
 

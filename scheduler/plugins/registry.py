@@ -21,6 +21,8 @@ from scheduler.plugins import (
 )
 from scheduler.plugins.coscheduling import plugin as coscheduling
 from scheduler.plugins.interpodaffinity import plugin as interpodaffinity
+from scheduler.plugins.loadaware import plugin as loadaware
+from scheduler.plugins.nodenumaresource import plugin as nodenumaresource
 from scheduler.plugins.noderesources import balanced_allocation, fit
 from scheduler.plugins.podtopologyspread import plugin as podtopologyspread
 from scheduler.plugins.reservation import plugin as reservation
@@ -46,6 +48,8 @@ IN_TREE: dict[str, PluginFactory] = {
     defaultbinder.NAME: defaultbinder.new,
     coscheduling.NAME: coscheduling.new,
     reservation.NAME: reservation.new,
+    loadaware.NAME: loadaware.new,
+    nodenumaresource.NAME: nodenumaresource.new,
 }
 
 

@@ -20,8 +20,6 @@ CASES = sorted((ROOT / "tests" / "conformance" / "cases").glob("*.yaml")) + sort
 )
 CHECK = ROOT.parent / "shared" / "conformance" / "check.py"
 PENDING_TAGS = {
-    "loadaware": "LoadAwareScheduling is not built yet",
-    "numa": "NodeNUMAResource is not built yet",
 }
 
 

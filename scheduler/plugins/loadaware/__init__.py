@@ -1,0 +1,1 @@
+"""LoadAwareScheduling (Koordinator): NodeMetric-based filtering and scoring."""

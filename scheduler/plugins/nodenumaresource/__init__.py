@@ -1,0 +1,1 @@
+"""NodeNUMAResource (Koordinator): CPU topology-aware cpuset allocation."""
