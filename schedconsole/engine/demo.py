@@ -15,10 +15,12 @@ ZONES = ("zone-a", "zone-b", "zone-c")
 SHAPES = (("4", "16Gi"), ("8", "32Gi"), ("16", "64Gi"))
 IMAGES = (("registry.k8s.io/nginx:1.27", 190_000_000), ("docker.io/library/redis:7.4", 140_000_000), ("docker.io/library/postgres:17", 450_000_000))
 BIN_PACKING = "bin-packing"
+KOORDINATOR = "koordinator"
 
 
 def config_document() -> dict[str, Any]:
-    """Two profiles: kube-scheduler's defaults, and a bin-packing one (MostAllocated)."""
+    """Three profiles: kube-scheduler's defaults, a bin-packing one (MostAllocated), and one with
+    Koordinator's LoadAwareScheduling and Coscheduling (their REST routes appear in the console)."""
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -37,6 +39,10 @@ def config_document() -> dict[str, Any]:
                         },
                     }
                 ],
+            },
+            {
+                "schedulerName": KOORDINATOR,
+                "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}, {"name": "Coscheduling"}]}},
             },
         ],
     }
@@ -106,6 +112,25 @@ def cluster_documents(seed: int = 7) -> list[dict[str, Any]]:
         _pod("trainer-0", "ml", "2", "8Gi", nodeSelector={"accelerator": "gpu"}, tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}])
     )
     docs.append(_pod("checkout-db", "shop", "12", "24Gi", priorityClassName="critical", image=IMAGES[2][0], labels={"app": "checkout-db"}))
+    # NodeMetrics with no status: the simulated koordlet reports usage from the bound pods
+    # (a different usage ratio per zone), so LoadAwareScheduling has something to weigh.
+    for i, node in enumerate(nodes):
+        ratio = ("0.8", "0.4", "0.2")[i % 3]
+        docs.append(
+            {
+                "apiVersion": "slo.koordinator.sh/v1alpha1",
+                "kind": "NodeMetric",
+                "metadata": {"name": node["metadata"]["name"], "annotations": {"simulation.schedconsole.io/usage-ratio": ratio}},
+                "spec": {"metricCollectPolicy": {"reportIntervalSeconds": 60}},
+            }
+        )
+    # Two gangs for the koordinator profile: one that fits whole, one that never can (it waits).
+    for gang, size, cpu in (("train-a", 4, "500m"), ("train-huge", 3, "20")):
+        for i in range(size):
+            annotations = {"gang.scheduling.koordinator.sh/name": gang, "gang.scheduling.koordinator.sh/min-available": str(size)}
+            pod = _pod(f"{gang}-{i}", "ml", cpu, "2Gi", schedulerName=KOORDINATOR, labels={"app": gang})
+            pod["metadata"]["annotations"] = annotations
+            docs.append(pod)
     return [bridge.with_defaults(d, d["kind"]) for d in docs]
 
 
