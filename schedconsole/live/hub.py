@@ -24,50 +24,78 @@ log = logging.getLogger(__name__)
 GROUP = "live.attempts"
 
 
+class LiveItem:
+    """One attempt on its way to clients: what filters read, and its JSON text made on first use."""
+
+    __slots__ = ("_build", "_text", "pod", "profile")
+
+    def __init__(self, pod: str, profile: str, text: str | None = None, build: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.pod = pod
+        self.profile = profile
+        self._text = text
+        self._build = build
+
+    @classmethod
+    def of_message(cls, message: dict[str, Any]) -> LiveItem:
+        """From a message that came through the channel layer."""
+        return cls(message.get("pod", ""), message.get("profile", ""), json.dumps(message))
+
+    @classmethod
+    def of_record(cls, record: Any) -> LiveItem:
+        """From an engine record in this process (the message is built only if it is sent)."""
+        from schedconsole.engine.bridge import live_message
+
+        return cls(record.pod, record.profile, build=lambda: live_message(record))
+
+    @property
+    def text(self) -> str:
+        """The message's JSON, encoded once for every client."""
+        if self._text is None:
+            assert self._build is not None
+            self._text = json.dumps(self._build())
+            self._build = None
+        return self._text
+
+
 class ClientBuffer:
     """One client's bounded queue of messages, with its filter and missed count."""
 
     def __init__(self, maxsize: int, send: Callable[[str], Any], rate: float = 0.0) -> None:
         self.maxsize = maxsize
         self.rate = rate
-        self.items: deque[str] = deque(maxlen=maxsize)
+        self.items: deque[LiveItem] = deque(maxlen=maxsize)
         self.missed = 0
         self.filters: dict[str, str] = {}
         self._send = send
         self._ready = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
-    def accepts(self, message: dict[str, Any]) -> bool:
-        """Whether the message passes the client's filters (profile, namespace, pod)."""
+    def accepts(self, item: LiveItem) -> bool:
+        """Whether the attempt passes the client's filters (profile, namespace, pod)."""
         f = self.filters
         if not f:
             return True
-        pod = message.get("pod", "")
+        pod = item.pod
         namespace, _, name = pod.partition("/")
-        if f.get("profile") and message.get("profile") != f["profile"]:
+        if f.get("profile") and item.profile != f["profile"]:
             return False
         if f.get("namespace") and namespace != f["namespace"]:
             return False
         return not f.get("pod") or f["pod"] in (pod, name) or f["pod"] in pod
 
-    def offer(self, message: dict[str, Any], text: str | None = None) -> None:
-        """Queue a message (and its JSON text, if already encoded) without waiting; drop the oldest when full."""
-        if not self.accepts(message):
-            return
-        if len(self.items) >= self.maxsize:
-            self.missed += 1  # the deque drops its oldest
-        self.items.append(text if text is not None else json.dumps(message))
-        self._ready.set()
+    def offer(self, message: dict[str, Any]) -> None:
+        """Queue one message without waiting; drop the oldest when full."""
+        self.offer_batch([LiveItem.of_message(message)])
 
-    def offer_batch(self, encoded: list[tuple[dict[str, Any], str]]) -> None:
-        """Queue a batch in one step (the hub's path: one call per client per batch, not per message)."""
-        texts = [text for message, text in encoded if self.accepts(message)] if self.filters else [text for _, text in encoded]
-        if not texts:
+    def offer_batch(self, items: list[LiveItem]) -> None:
+        """Queue a batch in one step (one call per client per batch, not per message)."""
+        kept = [item for item in items if self.accepts(item)] if self.filters else items
+        if not kept:
             return
-        overflow = len(self.items) + len(texts) - self.maxsize
+        overflow = len(self.items) + len(kept) - self.maxsize
         if overflow > 0:
-            self.missed += overflow
-        self.items.extend(texts)
+            self.missed += overflow  # the deque drops its oldest
+        self.items.extend(kept)
         self._ready.set()
 
     def note_missed(self, count: int) -> None:
@@ -102,7 +130,7 @@ class ClientBuffer:
                 if not self.items:
                     continue
                 sent += 1
-                await self._send(self.items.popleft())
+                await self._send(self.items.popleft().text)
 
 
 class Hub:
@@ -126,12 +154,14 @@ class Hub:
         self.clients.discard(client)
 
     def deliver(self, message: dict[str, Any]) -> None:
-        """Fan one batch out to every client."""
-        dropped = int(message.get("dropped", 0))
-        encoded = [(item, json.dumps(item)) for item in message.get("items", ())]
+        """Fan one batch from the channel layer out to every client."""
+        self.deliver_items([LiveItem.of_message(m) for m in message.get("items", ())], int(message.get("dropped", 0)))
+
+    def deliver_items(self, items: list[LiveItem], dropped: int = 0) -> None:
+        """Fan a batch out to every client (the embedded publisher calls this on the hub's loop)."""
         for client in list(self.clients):
             client.note_missed(dropped)
-            client.offer_batch(encoded)
+            client.offer_batch(items)
 
     async def _read(self) -> None:
         layer = get_channel_layer()

@@ -2,7 +2,8 @@
 
 The engine thread only appends records to a queue. This thread turns them into messages
 (DESIGN section 6) and sends each batch once to the `live.attempts` group; each web process's hub
-is the only member per process and fans out to its clients.
+is the only member per process and fans out to its clients. Embedded (one process), the batch
+goes straight to the hub, whose clients build each message only when they send it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from schedconsole.engine import bridge
-from schedconsole.live.hub import GROUP, local_hub_loop
+from schedconsole.live.hub import GROUP, LiveItem, hub, local_hub_loop
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 200
@@ -75,17 +76,18 @@ class LivePublisher:
             loop.close()
 
     def _send(self, loop: asyncio.AbstractEventLoop, layer: Any, batch: list[bridge.Record]) -> None:
-        hub_loop = None
-        if self._embedded:
-            hub_loop = local_hub_loop()
-            if hub_loop is None:
-                return  # no websocket client in this process: build nothing
         dropped, self.dropped = self.dropped, 0
-        message = {"type": "attempts", "items": [bridge.live_message(r) for r in batch], "dropped": dropped}
         try:
-            if hub_loop is not None:
-                asyncio.run_coroutine_threadsafe(layer.group_send(GROUP, message), hub_loop).result(5)
+            if self._embedded:
+                # One process: hand the records to the hub on its loop. Each message is built and
+                # encoded only if some client is actually sent it (most are coalesced away).
+                hub_loop = local_hub_loop()
+                if hub_loop is None:
+                    return  # no websocket client in this process: build nothing
+                items = [LiveItem.of_record(r) for r in batch]
+                hub_loop.call_soon_threadsafe(hub.deliver_items, items, dropped)
             else:
+                message = {"type": "attempts", "items": [bridge.live_message(r) for r in batch], "dropped": dropped}
                 loop.run_until_complete(layer.group_send(GROUP, message))
             self.sent += len(batch)
         except Exception:

@@ -12,7 +12,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from schedconsole.asgi import application
-from schedconsole.live.hub import ClientBuffer, Hub
+from schedconsole.live.hub import ClientBuffer, Hub, LiveItem
 from tests.console.conftest import SMALL_CLUSTER, TWO_PROFILES, make_user, pod
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
@@ -127,7 +127,7 @@ async def test_a_stuck_client_slows_no_one_else() -> None:
 def test_filters(filters: dict[str, str], pods: list[str]) -> None:
     client = ClientBuffer.__new__(ClientBuffer)
     client.filters = filters
-    assert [p for p in ("a/x", "b/y") if client.accepts({"pod": p, "profile": "default-scheduler"})] == pods
+    assert [p for p in ("a/x", "b/y") if client.accepts(LiveItem(p, "default-scheduler", "{}"))] == pods
 
 
 async def test_rate_cap_coalesces_into_missed() -> None:
