@@ -1,12 +1,14 @@
 """The Kubernetes objects a scheduler reads, parsed from `kubectl get -o yaml` form.
 
-Only the fields scheduling uses are modelled; the decoded document is kept in `raw` so
-nothing the user wrote is lost when an object is written back out.
+Only the fields scheduling uses are modelled; the decoded document is kept (packed: pickled
+bytes take a fifth of the memory of the dicts) and `raw` gives it back, so nothing the user
+wrote is lost when an object is written back out.
 """
 
 from __future__ import annotations
 
 import copy
+import pickle
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -18,11 +20,12 @@ from scheduler.api.fields import (
     join,
     mapping,
     sequence,
+    shown,
     string,
     string_map,
     timestamp,
 )
-from scheduler.api.quantity import QuantityError, ceil_fraction, parse_quantity
+from scheduler.api.quantity import MAX_INT64, QuantityError, ceil_fraction, parse_quantity
 from scheduler.api.selectors import (
     EVERYTHING,
     LabelSelector,
@@ -51,6 +54,18 @@ ResourceList = dict[str, int]
 """Resource name to amount: millicores for cpu, integer units (bytes, counts) otherwise."""
 
 
+def pack(doc: dict[str, Any]) -> bytes:
+    """A decoded document in compact form (large clusters keep 100000 of them)."""
+    return pickle.dumps(doc, pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(packed: bytes) -> dict[str, Any]:
+    """A fresh copy of a packed document."""
+    # Safe: only bytes this process packed itself are ever unpacked.
+    doc: dict[str, Any] = pickle.loads(packed)
+    return doc
+
+
 def _resource_amounts(raw: Any, path: str) -> dict[str, Fraction]:
     out: dict[str, Fraction] = {}
     for name, qty in mapping(raw, path).items():
@@ -59,7 +74,10 @@ def _resource_amounts(raw: Any, path: str) -> dict[str, Fraction]:
         except QuantityError as exc:
             fail(join(path, str(name)), str(exc))
         if amount < 0:
-            fail(join(path, str(name)), f"must be greater than or equal to 0, got {qty!r}")
+            fail(join(path, str(name)), f"must be greater than or equal to 0, got {shown(qty)}")
+        if amount > MAX_INT64:
+            # Only the exponent form (1e30) escapes ParseQuantity's cap; Go cannot hold it.
+            fail(join(path, str(name)), f"{shown(qty)} is out of range: quantities hold at most {MAX_INT64} (int64)")
         out[str(name)] = amount
     return out
 
@@ -80,6 +98,9 @@ class OwnerReference:
     kind: str
     name: str
     controller: bool
+    uid: str = ""
+    controller_written: bool | None = None
+    """`controller` as written, None when absent (Koordinator's owner matching tells them apart)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +141,8 @@ def parse_meta(raw: Any, path: str, namespaced: bool) -> ObjectMeta:
                 kind=string(ref_map.get("kind"), join(where, "kind")),
                 name=string(ref_map.get("name"), join(where, "name")),
                 controller=boolean(ref_map.get("controller"), join(where, "controller")),
+                uid=string(ref_map.get("uid"), join(where, "uid")),
+                controller_written=ref_map.get("controller"),
             )
         )
     return ObjectMeta(
@@ -346,7 +369,7 @@ def parse_spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstra
             fail(join(where, "topologyKey"), "can not be empty")
         when = string(data.get("whenUnsatisfiable"), join(where, "whenUnsatisfiable"))
         if when not in ("DoNotSchedule", "ScheduleAnyway"):
-            fail(join(where, "whenUnsatisfiable"), f"unsupported value {when!r}; valid: DoNotSchedule, ScheduleAnyway")
+            fail(join(where, "whenUnsatisfiable"), f"unsupported value {shown(when)}; valid: DoNotSchedule, ScheduleAnyway")
         min_domains = integer(data.get("minDomains"), join(where, "minDomains"))
         if min_domains is not None and min_domains <= 0:
             fail(join(where, "minDomains"), f"must be greater than zero, got {min_domains}")
@@ -356,7 +379,7 @@ def parse_spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstra
         for name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             value = string(data.get(name), join(where, name))
             if value and value not in ("Honor", "Ignore"):
-                fail(join(where, name), f"unsupported value {value!r}; valid: Honor, Ignore")
+                fail(join(where, name), f"unsupported value {shown(value)}; valid: Honor, Ignore")
             policies[name] = value
         selector = (
             parse_label_selector(data["labelSelector"], join(where, "labelSelector"))
@@ -460,7 +483,8 @@ class Pod:
     nominated_node_name: str
     start_time: float | None
     conditions: list[dict[str, Any]]
-    raw: dict[str, Any]
+    packed: bytes
+    """The document the pod was read from, packed; read it through `raw`."""
     requests: ResourceList = field(default_factory=dict)
     nonzero_cpu: int = 0
     nonzero_memory: int = 0
@@ -507,6 +531,11 @@ class Pod:
     def annotations(self) -> dict[str, str]:
         """metadata.annotations."""
         return self.meta.annotations
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The document the pod was read from (a fresh copy on every read)."""
+        return unpack(self.packed)
 
     @property
     def effective_priority(self) -> int:
@@ -617,7 +646,7 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
         gates.append(string(mapping(gate, join(join(sp, "schedulingGates"), i)).get("name"), join(join(join(sp, "schedulingGates"), i), "name")))
     policy = string(spec.get("preemptionPolicy"), join(sp, "preemptionPolicy"))
     if policy and policy not in ("PreemptLowerPriority", "Never"):
-        fail(join(sp, "preemptionPolicy"), f"unsupported value {policy!r}; valid: PreemptLowerPriority, Never")
+        fail(join(sp, "preemptionPolicy"), f"unsupported value {shown(policy)}; valid: PreemptLowerPriority, Never")
     pod_level = mapping(spec.get("resources"), join(sp, "resources"))
     pod_reqs = _resource_amounts(pod_level.get("requests"), join(join(sp, "resources"), "requests"))
     for name, amount in _resource_amounts(pod_level.get("limits"), join(join(sp, "resources"), "limits")).items():
@@ -643,7 +672,7 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
         nominated_node_name=string(status.get("nominatedNodeName"), join(join(path, "status"), "nominatedNodeName")),
         start_time=timestamp(status.get("startTime"), join(join(path, "status"), "startTime")),
         conditions=conditions,
-        raw=doc,
+        packed=pack(doc),
         volumes=parse_volumes(spec.get("volumes"), join(sp, "volumes")),
     )
     refresh_requests(pod)
@@ -653,6 +682,12 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
 def refresh_requests(pod: Pod) -> None:
     """Compute the pod's integer requests and non-zero cpu/memory once, as the queue needs them."""
     pod.requests = to_resource_list(pod_requests(pod))
+    every = pod.containers + pod.init_containers
+    # The usual pod requests cpu and memory in every container: non-zero requests are its requests.
+    if all(CPU in c.requests and MEMORY in c.requests for c in every):
+        pod.nonzero_cpu = pod.requests.get(CPU, 0)
+        pod.nonzero_memory = pod.requests.get(MEMORY, 0)
+        return
     nonzero = to_resource_list(pod_requests(pod, non_missing=True))
     pod.nonzero_cpu = nonzero.get(CPU, 0)
     pod.nonzero_memory = nonzero.get(MEMORY, 0)
@@ -676,7 +711,13 @@ class Node:
     allocatable: ResourceList
     capacity: ResourceList
     images: tuple[ContainerImage, ...]
-    raw: dict[str, Any]
+    packed: bytes
+    """The document the node was read from, packed; read it through `raw`."""
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The document the node was read from (a fresh copy on every read)."""
+        return unpack(self.packed)
 
     @property
     def name(self) -> str:
@@ -703,6 +744,16 @@ def parse_node(raw: Any, path: str = "") -> Node:
     st = join(path, "status")
     capacity = _resource_amounts(status.get("capacity"), join(st, "capacity"))
     allocatable = _resource_amounts(status.get("allocatable"), join(st, "allocatable"))
+    for where, amounts in (("allocatable", allocatable), ("capacity", capacity)):
+        cpu = amounts.get(CPU)
+        if cpu is not None and cpu * 1000 > MAX_INT64:
+            # kube-scheduler's MilliValue() overflows int64 here (it wraps to a negative
+            # number): no defined behaviour to reproduce, so refuse the node.
+            fail(
+                join(join(st, where), CPU),
+                f"{shown(mapping(status.get(where), join(st, where)).get(CPU))} is too large: in millicores it exceeds "
+                f"int64 ({MAX_INT64}m), which kube-scheduler cannot represent either; the largest usable value is {MAX_INT64 // 1000}",
+            )
     if not allocatable:
         allocatable = dict(capacity)
     images = []
@@ -720,7 +771,7 @@ def parse_node(raw: Any, path: str = "") -> Node:
         allocatable=to_resource_list(allocatable),
         capacity=to_resource_list(capacity),
         images=tuple(images),
-        raw=doc,
+        packed=pack(doc),
     )
 
 
@@ -765,7 +816,7 @@ def parse_priority_class(raw: Any, path: str = "") -> PriorityClass:
         fail(join(path, "value"), "is required")
     policy = string(doc.get("preemptionPolicy"), join(path, "preemptionPolicy"), "PreemptLowerPriority")
     if policy not in ("PreemptLowerPriority", "Never"):
-        fail(join(path, "preemptionPolicy"), f"unsupported value {policy!r}; valid: PreemptLowerPriority, Never")
+        fail(join(path, "preemptionPolicy"), f"unsupported value {shown(policy)}; valid: PreemptLowerPriority, Never")
     return PriorityClass(
         parse_meta(doc.get("metadata"), join(path, "metadata"), namespaced=False),
         value,

@@ -11,6 +11,9 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
+
+from scheduler.api.fields import shown
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -37,32 +40,56 @@ class QuantityError(ValueError):
 
 def parse_quantity(text: object) -> Fraction:
     """Parse a quantity (string, int or float as YAML gives it) into an exact fraction."""
+    if type(text) is str:
+        # Files repeat a handful of quantities ("100m", "256Mi") thousands of times.
+        return _parse_text(text)
+    return _parse(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(text: str) -> Fraction:
+    return _parse(text)
+
+
+def _parse(text: object) -> Fraction:
     if isinstance(text, bool):
-        raise QuantityError(f"invalid quantity {text!r}: expected a number with an optional suffix")
+        raise QuantityError(f"invalid quantity {shown(text)}: expected a number with an optional suffix")
     if isinstance(text, int):
         return Fraction(text)
     if isinstance(text, float):
         if not math.isfinite(text):
-            raise QuantityError(f"invalid quantity {text!r}: not a finite number")
+            raise QuantityError(f"invalid quantity {shown(text)}: not a finite number")
         return Fraction(repr(text))
     if not isinstance(text, str):
-        raise QuantityError(f"invalid quantity {text!r}: expected a string such as '100m' or '1Gi'")
+        raise QuantityError(f"invalid quantity {shown(text)}: expected a string such as '100m' or '1Gi'")
     match = _PATTERN.match(text.strip())
     if match is None or text.strip() == "":
         raise QuantityError(
-            f"invalid quantity {text!r}: quantities must match the regular expression "
+            f"invalid quantity {shown(text)}: quantities must match the regular expression "
             "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
         )
     number = Fraction(match.group("num"))
     suffix = match.group("suffix") or ""
     if suffix in _BINARY:
-        return number * _BINARY[suffix]
+        return _cap(number * _BINARY[suffix])
     if suffix in _DECIMAL:
-        return number * _DECIMAL[suffix]
+        return _cap(number * _DECIMAL[suffix])
     exponent = int(suffix[1:])
     if abs(exponent) > 100:
-        raise QuantityError(f"invalid quantity {text!r}: exponent out of range")
+        raise QuantityError(f"invalid quantity {shown(text)}: exponent out of range")
     return number * Fraction(10) ** exponent
+
+
+MAX_INT64 = 2**63 - 1
+
+
+def _cap(amount: Fraction) -> Fraction:
+    """apimachinery's ParseQuantity caps SI-suffixed (and bare) quantities at the int64 range."""
+    if amount > MAX_INT64:
+        return Fraction(MAX_INT64)
+    if amount < -MAX_INT64:
+        return Fraction(-MAX_INT64)
+    return amount
 
 
 def _ceil(value: Fraction) -> int:

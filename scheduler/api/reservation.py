@@ -70,19 +70,17 @@ class ControllerRef:
         """`MatchReservationControllerReference`: one of the pod's ownerReferences fits every set field."""
         if self.namespace and self.namespace != pod.namespace:
             return False
-        refs = pod.raw.get("metadata", {}).get("ownerReferences") or []
-        for ref in refs:
-            if not isinstance(ref, dict):
+        # The parsed references, not `pod.raw` (which unpacks the whole document on every read).
+        for ref in pod.meta.owner_references:
+            if self.controller is not None and ref.controller_written is not self.controller:
                 continue
-            if self.controller is not None and ref.get("controller") is not self.controller:
+            if self.uid and ref.uid != self.uid:
                 continue
-            if self.uid and ref.get("uid") != self.uid:
+            if self.name and ref.name != self.name:
                 continue
-            if self.name and ref.get("name") != self.name:
+            if self.kind and ref.kind != self.kind:
                 continue
-            if self.kind and ref.get("kind") != self.kind:
-                continue
-            if self.api_version and ref.get("apiVersion") != self.api_version:
+            if self.api_version and ref.api_version != self.api_version:
                 continue
             return True
         return False
