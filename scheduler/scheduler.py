@@ -28,7 +28,7 @@ from scheduler.cluster.informer import pod_informer_view, visible
 from scheduler.cluster.simulated import APIError, WatchEvent
 from scheduler.framework.interface import PluginFactory, WaitingPod
 from scheduler.framework.nodeinfo import NodeInfo
-from scheduler.framework.runtime import FilterOutcome, Framework, ScoreOutcome
+from scheduler.framework.runtime import FilterOutcome, Framework, FrameworkError, ScoreOutcome
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import (
     FORCE_ACTIVATE,
@@ -248,9 +248,13 @@ class Scheduler:
         self.lock = self.extender.lock
         registry = self.extender.registry(registry)
         self.profiles: dict[str, Framework] = {}
-        for profile in config.profiles:
+        for index, profile in enumerate(config.profiles):
             handle = ProfileHandle(self, profile.scheduler_name)
-            fwk = Framework.build(profile, registry, handle, self.metrics)
+            try:
+                fwk = Framework.build(profile, registry, handle, self.metrics)
+            except FrameworkError as exc:
+                # Name the file and the profile, as the config loader's own errors do.
+                raise FrameworkError(f"{getattr(config, 'source', '<config>')}: profiles[{index}] ({profile.scheduler_name}): {exc}") from exc
             handle.framework = fwk
             self.profiles[profile.scheduler_name] = fwk
         first = next(iter(self.profiles.values()))

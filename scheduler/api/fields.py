@@ -2,8 +2,27 @@
 
 from __future__ import annotations
 
+import reprlib
 from datetime import UTC, datetime
 from typing import Any, NoReturn
+
+SHOWN_LIMIT = 80
+"""Longest rendering of a bad value in a message: values can be huge (or alias bombs)."""
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxdict = 4
+_REPR.maxlist = 4
+_REPR.maxtuple = 4
+_REPR.maxstring = SHOWN_LIMIT
+_REPR.maxother = SHOWN_LIMIT
+_REPR.maxlong = 40
+
+
+def shown(value: Any, limit: int = SHOWN_LIMIT) -> str:
+    """A value as messages show it: its repr, cut to a short prefix without expanding it whole."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class FieldError(ValueError):
@@ -32,7 +51,7 @@ def mapping(value: Any, path: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        fail(path, f"expected an object, got {type(value).__name__} {value!r}")
+        fail(path, f"expected an object, got {type(value).__name__} {shown(value)}")
     return value
 
 
@@ -41,7 +60,7 @@ def sequence(value: Any, path: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        fail(path, f"expected a list, got {type(value).__name__} {value!r}")
+        fail(path, f"expected a list, got {type(value).__name__} {shown(value)}")
     return value
 
 
@@ -50,7 +69,7 @@ def string(value: Any, path: str, default: str = "") -> str:
     if value is None:
         return default
     if not isinstance(value, str):
-        fail(path, f"expected a string, got {type(value).__name__} {value!r}")
+        fail(path, f"expected a string, got {type(value).__name__} {shown(value)}")
     return value
 
 
@@ -59,7 +78,7 @@ def integer(value: Any, path: str, default: int | None = None) -> int | None:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        fail(path, f"expected an integer, got {type(value).__name__} {value!r}")
+        fail(path, f"expected an integer, got {type(value).__name__} {shown(value)}")
     return value
 
 
@@ -68,7 +87,7 @@ def boolean(value: Any, path: str, default: bool = False) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        fail(path, f"expected true or false, got {value!r}")
+        fail(path, f"expected true or false, got {shown(value)}")
     return value
 
 
@@ -77,9 +96,9 @@ def string_map(value: Any, path: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, item in mapping(value, path).items():
         if not isinstance(key, str):
-            fail(path, f"keys must be strings, got {key!r}")
+            fail(path, f"keys must be strings, got {shown(key)}")
         if not isinstance(item, str):
-            fail(join(path, key), f"expected a string, got {type(item).__name__} {item!r}")
+            fail(join(path, key), f"expected a string, got {type(item).__name__} {shown(item)}")
         out[key] = item
     return out
 
@@ -92,7 +111,7 @@ def timestamp(value: Any, path: str) -> float | None:
         moment = value if value.tzinfo else value.replace(tzinfo=UTC)
         return moment.timestamp()
     if not isinstance(value, str):
-        fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {value!r}")
+        fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {shown(value)}")
     return parse_time(value, path)
 
 
@@ -101,7 +120,7 @@ def parse_time(text: str, path: str) -> float:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {text!r}")
+        fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {shown(text)}")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()

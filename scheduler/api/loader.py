@@ -1,16 +1,19 @@
-"""Reading cluster objects from YAML/JSON files as `kubectl get -o yaml` writes them."""
+"""Reading cluster objects from YAML/JSON files (or uploaded text) as `kubectl get -o yaml` writes them.
+
+Files are read through `scheduler.api.documents` (bounded depth and aliasing, libyaml's
+parser); the items of a `kind: List` are parsed one by one as they are read, so a file of
+100000 pods is never held as one tree of dicts.
+"""
 
 from __future__ import annotations
 
-import json
 import pathlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import IO, Any
 
-import yaml
-
-from scheduler.api.fields import FieldError
+from scheduler.api.documents import DocumentError, Item, looks_like_json, read_documents
+from scheduler.api.fields import FieldError, shown
 from scheduler.api.koordinator import parse_node_metric, parse_node_resource_topology
 from scheduler.api.objects import (
     Namespace,
@@ -25,6 +28,7 @@ from scheduler.api.objects import (
     parse_priority_class,
 )
 from scheduler.api.podgroup import parse_pod_group
+from scheduler.api.quantity import MAX_INT64
 from scheduler.api.reservation import parse_reservation
 from scheduler.api.storage import (
     CSIDriver,
@@ -68,6 +72,7 @@ class LoadError(ValueError):
         self.source = source
         self.document = document
         self.field = field
+        self.syntax = False
 
 
 @dataclass(slots=True)
@@ -141,30 +146,14 @@ def _files(paths: list[str]) -> Iterator[pathlib.Path]:
     for raw in paths:
         path = pathlib.Path(raw)
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+            if not found:
+                raise LoadError(str(path), None, "", "", f"no {', '.join(SUFFIXES)} files in this folder")
+            yield from found
         elif path.is_file():
             yield path
         else:
             raise LoadError(str(path), None, "", "", "no such file or directory")
-
-
-def _documents(path: pathlib.Path) -> list[Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError(str(path), None, "", "", f"cannot read: {exc}") from exc
-    if path.suffix == ".json":
-        try:
-            return [json.loads(text)]
-        except json.JSONDecodeError as exc:
-            raise LoadError(str(path), None, "", "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    try:
-        return [d for d in yaml.safe_load_all(text)]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise LoadError(str(path), None, "", "", f"invalid YAML{where}: {problem}") from exc
 
 
 def _describe(doc: dict[str, Any]) -> str:
@@ -172,69 +161,244 @@ def _describe(doc: dict[str, Any]) -> str:
     name = meta.get("name", "") if isinstance(meta, dict) else ""
     ns = meta.get("namespace", "") if isinstance(meta, dict) else ""
     kind = doc.get("kind", "?")
-    return f"{kind} {ns + '/' if ns else ''}{name}".strip()
+    text = f"{kind} {ns + '/' if isinstance(ns, str) and ns else ''}{name if isinstance(name, str) else ''}".strip()
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _is_list(doc: Any) -> bool:
+    """`kind: List` as kubectl writes it, or a typed list such as PodList."""
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    return isinstance(kind, str) and (kind == "List" or (kind.endswith("List") and "items" in doc))
+
+
+class _Reader:
+    """Collects the objects of one or more sources, checking names across all of them."""
+
+    def __init__(self) -> None:
+        self.out = ClusterObjects()
+        self.seen: dict[tuple[str, str], str] = {}
+        self.skipped: set[str] = set()
+        self.objects = 0
+
+    def read(self, source: str, data: str | bytes | IO[bytes], json_text: bool) -> None:
+        """Read every document of one source; List items are parsed as they stream in."""
+        # Items of a top-level `items` list are parsed as they arrive (the document's kind is
+        # only known at its end: kubectl writes `kind: List` after the items) and kept
+        # aside until the document turns out to be a List.
+        pending: list[Callable[[], None]] = []
+        first_error: LoadError | None = None
+        try:
+            for part in read_documents(data, json_text=json_text, stream_items=True):
+                if isinstance(part, Item):
+                    if first_error is None:
+                        try:
+                            pending.append(self._parse(source, part.document, f"items[{part.index}]", part.value))
+                        except LoadError as exc:
+                            first_error = exc
+                    continue
+                doc = part.value
+                if part.streamed and _is_list(doc):
+                    if first_error is not None:
+                        raise first_error
+                    for commit in pending:
+                        commit()
+                elif part.streamed and isinstance(doc, dict):
+                    # Not a List after all: its `items` is not ours to read.
+                    doc["items"] = None
+                pending, first_error = [], None
+                self.document(source, part.number, doc)
+        except DocumentError as exc:
+            error = LoadError(source, exc.document, "", "", f"invalid {'JSON' if json_text else 'YAML'}: {exc}")
+            error.syntax = True
+            raise error from None
+
+    def document(self, source: str, number: int, doc: Any) -> None:
+        """Read one parsed document (a single object or a List)."""
+        if doc is None:
+            return
+        if _is_list(doc):
+            items = doc.get("items")
+            if items is None:
+                return
+            if not isinstance(items, list):
+                raise LoadError(source, number, str(doc.get("kind")), "items", f"expected a list of objects, got {_kind_of(items)}")
+            for i, item in enumerate(items):
+                self._parse(source, number, f"items[{i}]", item)()
+            return
+        self._parse(source, number, "", doc)()
+
+    def _parse(self, source: str, number: int, prefix: str, item: Any) -> Callable[[], None]:
+        """Parse one object; the returned step files it (or warns that its kind is skipped)."""
+        if not isinstance(item, dict):
+            raise LoadError(source, number, "", prefix, f"expected a Kubernetes object (a mapping with kind, metadata, ...), got {_kind_of(item)}")
+        field_prefix = prefix + "." if prefix else ""
+        kind = item.get("kind")
+        if kind is None or kind == "":
+            raise LoadError(source, number, "", field_prefix + "kind", "is required (e.g. kind: Pod)")
+        if not isinstance(kind, str):
+            raise LoadError(source, number, "", field_prefix + "kind", f"expected a string such as Pod or Node, got {_kind_of(kind)} {shown(kind)}")
+        what = _describe(item)
+        self.objects += 1
+        if kind in EXTENSION_KINDS:
+            return self._extension(source, number, prefix, kind, item)
+        parser = _PARSERS.get(kind)
+        if parser is None:
+            return lambda: self._skip(source, kind)
+        try:
+            obj = parser(item, prefix)
+        except FieldError as exc:
+            raise LoadError(source, number, what, exc.path, _advice(item, exc)) from exc
+
+        def commit() -> None:
+            key = (kind, f"{getattr(obj.meta, 'namespace', '')}/{obj.meta.name}")
+            if key in self.seen:
+                raise LoadError(source, number, what, field_prefix + "metadata.name", f"duplicate {kind} {shown(key[1].lstrip('/'))} (first in {self.seen[key]})")
+            self.seen[key] = f"{source} document {number}"
+            getattr(self.out, _TARGETS[kind]).append(obj)
+
+        return commit
+
+    def _extension(self, source: str, number: int, prefix: str, kind: str, item: dict[str, Any]) -> Callable[[], None]:
+        """Extension kinds stay documents for the plugins; those with a validator are checked now."""
+        validator = _EXTENSION_VALIDATORS.get(kind)
+        key: tuple[str, str] | None = None
+        if validator is not None:
+            what = _describe(item)
+            try:
+                checked = validator(item, prefix)
+            except FieldError as exc:
+                raise LoadError(source, number, what, exc.path, exc.detail) from exc
+            key = (kind, f"{getattr(checked.meta, 'namespace', '')}/{checked.meta.name}")
+
+        def commit() -> None:
+            if key is not None:
+                first = self.seen.get(key)
+                if first is not None:
+                    raise LoadError(
+                        source, number, _describe(item), (prefix + "." if prefix else "") + "metadata.name",
+                        f"duplicate {kind} {shown(key[1].lstrip('/'))} (first in {first})",
+                    )
+                self.seen[key] = f"{source} document {number}"
+            self.out.extensions.setdefault(kind, []).append(item)
+
+        return commit
+
+    def _skip(self, source: str, kind: str) -> None:
+        if kind not in self.skipped:
+            self.skipped.add(kind)
+            self.out.warnings.append(f"warning: {source}: skipping objects of kind {shown(kind)} (not used by the scheduler)")
+
+    def finish(self, sources: list[str], require_objects: bool = True) -> ClusterObjects:
+        """Check the whole and resolve what spans files (priorities, unknown nodes)."""
+        if require_objects and self.objects == 0:
+            raise LoadError(
+                ", ".join(sources) or "<none>", None, "", "", "no objects found (kubectl would say: no objects passed to apply)"
+            )
+        _resolve_priorities(self.out)
+        _default_storage_classes(self.out)
+        _check_bound_pods(self.out)
+        return self.out
+
+
+def _kind_of(value: Any) -> str:
+    """A YAML-flavoured name for a value's type in messages."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def _advice(item: dict[str, Any], exc: FieldError) -> str:
+    """The field error, with what to do when the cause is a common one."""
+    meta = item.get("metadata")
+    if exc.path.endswith("metadata.name") and isinstance(meta, dict) and meta.get("generateName") and not meta.get("name"):
+        return (
+            f"{exc.detail}: metadata.generateName {shown(meta['generateName'])} is expanded by the API server "
+            "on create, not by this scheduler; set metadata.name (e.g. run the file through "
+            "`kubectl create --dry-run=server -o yaml`)"
+        )
+    return exc.detail
+
+
+def _check_bound_pods(objs: ClusterObjects) -> None:
+    """Warn once about pods bound to nodes no file defines; refuse a node whose pods' requests
+    add up beyond int64 (kube-scheduler's NodeInfo sums would wrap around)."""
+    names = {node.name for node in objs.nodes}
+    orphans: list[Pod] = []
+    totals: dict[tuple[str, str], int] = {}
+    for pod in objs.pods:
+        if not pod.node_name:
+            continue
+        if pod.node_name not in names:
+            orphans.append(pod)
+            continue
+        for resource, amount in pod.requests.items():
+            key = (pod.node_name, resource)
+            total = totals.get(key, 0) + amount
+            totals[key] = total
+            if total > MAX_INT64:
+                raise LoadError(
+                    "cluster", None, "", f"Pod {pod.key}: spec.containers[*].resources.requests.{resource}",
+                    f"the pods bound to node {shown(pod.node_name)} request more {resource} in total than int64 holds ({MAX_INT64})",
+                )
+    if orphans:
+        first = orphans[0]
+        more = f" and {len(orphans) - 1} more" if len(orphans) > 1 else ""
+        objs.warnings.append(
+            f"warning: pod {first.key}{more} bound to a node that no file defines ({shown(first.node_name)}); "
+            "such pods are kept but count on no node"
+        )
 
 
 def load_cluster(paths: list[str]) -> ClusterObjects:
     """Read every object from the files and folders; raise LoadError on the first bad one."""
-    return objects_from_documents((str(path), number, doc) for path in _files(paths) for number, doc in enumerate(_documents(path), start=1))
+    reader = _Reader()
+    for path in _files(paths):
+        try:
+            with path.open("rb") as stream:
+                reader.read(str(path), stream, json_text=path.suffix == ".json")
+        except OSError as exc:
+            raise LoadError(str(path), None, "", "", f"cannot read: {exc.strerror or exc}") from exc
+    return reader.finish(paths)
+
+
+def load_cluster_text(data: str | bytes, source: str = "<upload>") -> ClusterObjects:
+    """Read objects from YAML or JSON text (an upload) with the same bounds and messages as files.
+
+    `source` stands for the file name in messages; JSON is recognised by a `.json` source or by
+    text starting with `{` or `[`.
+    """
+    reader = _Reader()
+    json_text = source.endswith(".json") or looks_like_json(data)
+    try:
+        reader.read(source, data, json_text=json_text)
+    except LoadError as exc:
+        if exc.syntax and json_text and not source.endswith(".json"):
+            # `{a: b}` is YAML's flow style, not JSON: read it as YAML (JSON is YAML too).
+            reader = _Reader()
+            reader.read(source, data, json_text=False)
+        else:
+            raise
+    return reader.finish([source])
 
 
 def objects_from_documents(documents: Iterable[tuple[str, int, Any]]) -> ClusterObjects:
     """Objects from parsed documents given as (source, document number, document).
 
-    The console hands uploads here as they arrive from the web; `source` stands where a file
-    name would in messages.
+    `source` stands where a file name would in messages. No documents at all is not an error
+    here (a host restoring an empty cluster); text from users goes to `load_cluster_text`,
+    which also bounds the parsing.
     """
-    out = ClusterObjects()
-    seen: dict[tuple[str, str], str] = {}
-    skipped: set[str] = set()
-    for path, number, doc in documents:
-        if doc is None:
-            continue
-        items: list[tuple[str, Any]]
-        if isinstance(doc, dict) and doc.get("kind") == "List":
-            items = [(f"items[{i}].", item) for i, item in enumerate(doc.get("items") or [])]
-        else:
-            items = [("", doc)]
-        for prefix, item in items:
-            if not isinstance(item, dict):
-                raise LoadError(path, number, "", prefix.rstrip("."), f"expected a Kubernetes object, got {type(item).__name__}")
-            kind = item.get("kind")
-            if not isinstance(kind, str) or not kind:
-                raise LoadError(path, number, "", prefix + "kind", "is required")
-            what = _describe(item)
-            if kind in EXTENSION_KINDS:
-                validator = _EXTENSION_VALIDATORS.get(kind)
-                if validator is not None:
-                    try:
-                        checked = validator(item, prefix.rstrip(".") if prefix else "")
-                    except FieldError as exc:
-                        raise LoadError(path, number, what, exc.path, exc.detail) from exc
-                    key = (kind, f"{getattr(checked.meta, 'namespace', '')}/{checked.meta.name}")
-                    if key in seen:
-                        raise LoadError(path, number, what, "metadata.name", f"duplicate {kind} {key[1].lstrip('/')!r} (first in {seen[key]})")
-                    seen[key] = f"{path} document {number}"
-                out.extensions.setdefault(kind, []).append(item)
-                continue
-            parser = _PARSERS.get(kind)
-            if parser is None:
-                if kind not in skipped:
-                    skipped.add(kind)
-                    out.warnings.append(f"warning: {path}: skipping objects of kind {kind!r} (not used by the scheduler)")
-                continue
-            try:
-                obj = parser(item, prefix.rstrip(".") if prefix else "")
-            except FieldError as exc:
-                raise LoadError(path, number, what, exc.path, exc.detail) from exc
-            key = (kind, f"{getattr(obj.meta, 'namespace', '')}/{obj.meta.name}")
-            if key in seen:
-                raise LoadError(path, number, what, "metadata.name", f"duplicate {kind} {key[1].lstrip('/')!r} (first in {seen[key]})")
-            seen[key] = f"{path} document {number}"
-            getattr(out, _TARGETS[kind]).append(obj)
-    _resolve_priorities(out)
-    _default_storage_classes(out)
-    return out
+    reader = _Reader()
+    sources: list[str] = []
+    for source, number, doc in documents:
+        if source not in sources:
+            sources.append(source)
+        reader.document(source, number, doc)
+    return reader.finish(sources, require_objects=False)
 
 
 def _default_storage_classes(objs: ClusterObjects) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.api.fields import fail, join, mapping, sequence, string, string_map
+from scheduler.api.fields import fail, join, mapping, sequence, shown, string, string_map
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _GO_INT = re.compile(r"^[+-]?[0-9]+$")
@@ -60,7 +60,7 @@ def _requirements(raw: Any, path: str, operators: tuple[str, ...]) -> tuple[Requ
             fail(join(where, "key"), "must be non-empty")
         op = string(entry.get("operator"), join(where, "operator"))
         if op not in operators:
-            fail(join(where, "operator"), f"unsupported operator {op!r}; valid: {', '.join(operators)}")
+            fail(join(where, "operator"), f"unsupported operator {shown(op)}; valid: {', '.join(operators)}")
         values = tuple(
             string(v, join(join(where, "values"), j))
             for j, v in enumerate(sequence(entry.get("values"), join(where, "values")))
@@ -73,7 +73,7 @@ def _requirements(raw: Any, path: str, operators: tuple[str, ...]) -> tuple[Requ
             if len(values) != 1:
                 fail(join(where, "values"), f"must have exactly one integer value for operator {op}")
             if parse_go_int(values[0]) is None:
-                fail(join(where, "values"), f"value {values[0]!r} is not an integer")
+                fail(join(where, "values"), f"value {shown(values[0])} is not an integer")
         out.append(Requirement(key, op, values))
     return tuple(out)
 
@@ -139,9 +139,9 @@ def parse_node_selector_term(raw: Any, path: str) -> NodeSelectorTerm:
     fields = _requirements(data.get("matchFields"), join(path, "matchFields"), NODE_OPERATORS)
     for i, req in enumerate(fields):
         if req.key != "metadata.name":
-            fail(join(join(path, "matchFields"), i), f"field {req.key!r} is not supported; valid: metadata.name")
+            fail(join(join(path, "matchFields"), i), f"field {shown(req.key)} is not supported; valid: metadata.name")
         if req.operator not in ("In", "NotIn"):
-            fail(join(join(path, "matchFields"), i), f"operator {req.operator!r} is not supported for metadata.name")
+            fail(join(join(path, "matchFields"), i), f"operator {shown(req.operator)} is not supported for metadata.name")
     return NodeSelectorTerm(
         _requirements(data.get("matchExpressions"), join(path, "matchExpressions"), NODE_OPERATORS), fields
     )
@@ -211,7 +211,7 @@ def parse_taints(raw: Any, path: str) -> tuple[Taint, ...]:
         entry = mapping(item, where)
         effect = string(entry.get("effect"), join(where, "effect"))
         if effect not in TAINT_EFFECTS:
-            fail(join(where, "effect"), f"unsupported effect {effect!r}; valid: {', '.join(TAINT_EFFECTS)}")
+            fail(join(where, "effect"), f"unsupported effect {shown(effect)}; valid: {', '.join(TAINT_EFFECTS)}")
         key = string(entry.get("key"), join(where, "key"))
         if not key:
             fail(join(where, "key"), "must be non-empty")
@@ -227,10 +227,10 @@ def parse_tolerations(raw: Any, path: str) -> tuple[Toleration, ...]:
         entry = mapping(item, where)
         op = string(entry.get("operator"), join(where, "operator"), "Equal") or "Equal"
         if op not in ("Equal", "Exists"):
-            fail(join(where, "operator"), f"unsupported operator {op!r}; valid: Equal, Exists")
+            fail(join(where, "operator"), f"unsupported operator {shown(op)}; valid: Equal, Exists")
         effect = string(entry.get("effect"), join(where, "effect"))
         if effect and effect not in TAINT_EFFECTS:
-            fail(join(where, "effect"), f"unsupported effect {effect!r}; valid: {', '.join(TAINT_EFFECTS)}")
+            fail(join(where, "effect"), f"unsupported effect {shown(effect)}; valid: {', '.join(TAINT_EFFECTS)}")
         key = string(entry.get("key"), join(where, "key"))
         value = string(entry.get("value"), join(where, "value"))
         if op == "Exists" and value:
@@ -239,7 +239,7 @@ def parse_tolerations(raw: Any, path: str) -> tuple[Toleration, ...]:
             fail(join(where, "operator"), "must be Exists when key is empty")
         seconds = entry.get("tolerationSeconds")
         if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)):
-            fail(join(where, "tolerationSeconds"), f"expected an integer, got {seconds!r}")
+            fail(join(where, "tolerationSeconds"), f"expected an integer, got {shown(seconds)}")
         out.append(Toleration(key, op, value, effect, seconds))
     return tuple(out)
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from scheduler.api.documents import DocumentError, load_one
+from scheduler.api.fields import shown
 
 VERBS = ("create", "bind", "patch", "delete", "*")
 REASONS = ("InternalError", "NotFound", "Conflict", "Timeout", "TooManyRequests")
@@ -120,25 +121,25 @@ def _rule_from(raw: Any, where: str) -> FaultRule:
         raise FaultConfigError(f"{where}.{unknown[0]}: unknown field; valid: {', '.join(sorted(known))}")
     verb = raw.get("verb", "*")
     if verb not in VERBS:
-        raise FaultConfigError(f"{where}.verb: unsupported value {verb!r}; valid: {', '.join(VERBS)}")
+        raise FaultConfigError(f"{where}.verb: unsupported value {shown(verb)}; valid: {', '.join(VERBS)}")
     pod = raw.get("pod", "*")
     if not isinstance(pod, str) or not pod:
         raise FaultConfigError(f"{where}.pod: must be a non-empty glob such as 'default/low-*'")
     count = raw.get("count")
     if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
-        raise FaultConfigError(f"{where}.count: must be an integer >= 1, got {count!r}")
+        raise FaultConfigError(f"{where}.count: must be an integer >= 1, got {shown(count)}")
     after = raw.get("after", 0)
     if not isinstance(after, int) or isinstance(after, bool) or after < 0:
-        raise FaultConfigError(f"{where}.after: must be an integer >= 0, got {after!r}")
+        raise FaultConfigError(f"{where}.after: must be an integer >= 0, got {shown(after)}")
     delay = raw.get("delay", 0)
     if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay < 0:
-        raise FaultConfigError(f"{where}.delay: must be a number of seconds >= 0, got {delay!r}")
+        raise FaultConfigError(f"{where}.delay: must be a number of seconds >= 0, got {shown(delay)}")
     error = raw.get("error")
     if error is not None and not isinstance(error, str):
-        raise FaultConfigError(f"{where}.error: must be a string, got {error!r}")
+        raise FaultConfigError(f"{where}.error: must be a string, got {shown(error)}")
     reason = raw.get("reason", "InternalError")
     if reason not in REASONS:
-        raise FaultConfigError(f"{where}.reason: unsupported value {reason!r}; valid: {', '.join(REASONS)}")
+        raise FaultConfigError(f"{where}.reason: unsupported value {shown(reason)}; valid: {', '.join(REASONS)}")
     if error is None and "reason" in raw:
         error = f"injected {reason} error"
     if error is None and not delay:
@@ -163,14 +164,19 @@ def parse_faults(document: Any, source: str = "<faults>") -> FaultInjector:
 def load_faults(path: str) -> FaultInjector:
     """Read a faults YAML (or JSON) file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = Path(path).read_bytes()
+    except OSError as exc:
         raise FaultConfigError(f"{path}: cannot read the faults file: {exc}") from exc
+    return parse_faults_text(text, path)
+
+
+def parse_faults_text(text: str | bytes, source: str = "<faults>") -> FaultInjector:
+    """Build an injector from YAML or JSON text, with the loader's bounds on depth and aliases."""
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise FaultConfigError(f"{path}: not valid YAML: {exc}") from exc
-    return parse_faults(document, path)
+        document = load_one(text)
+    except DocumentError as exc:
+        raise FaultConfigError(f"{source}: not valid YAML: {exc}") from None
+    return parse_faults(document, source)
 
 
-__all__ = ["FaultConfigError", "FaultDecision", "FaultInjector", "FaultRule", "load_faults", "parse_faults"]
+__all__ = ["FaultConfigError", "FaultDecision", "FaultInjector", "FaultRule", "load_faults", "parse_faults", "parse_faults_text"]

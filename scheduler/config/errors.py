@@ -10,6 +10,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from scheduler.api.fields import shown
+
 
 @dataclass(frozen=True, slots=True)
 class FieldIssue:
@@ -28,8 +30,14 @@ class Stringer:
     __slots__ = ()
 
 
+QUOTE_LIMIT = 120
+"""Longest string quoted whole in a message; longer ones are cut (values may be huge)."""
+
+
 def go_quote(text: str) -> str:
-    """A string quoted as Go's `%q` does for printable text."""
+    """A string quoted as Go's `%q` does for printable text (cut to a prefix when long)."""
+    if len(text) > QUOTE_LIMIT:
+        return json.dumps(text[:QUOTE_LIMIT], ensure_ascii=False)[:-1] + '..."'
     return json.dumps(text, ensure_ascii=False)
 
 
@@ -45,11 +53,31 @@ def go_value(value: object) -> str:
         return go_quote(value)
     if isinstance(value, (int, float)):
         return repr(value)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+    if isinstance(value, (list, tuple)) and len(value) <= 8 and all(isinstance(v, str) for v in value):
         # Go prints a []string bad value with %#v.
         return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
-    # Go would print a struct with %#v; the JSON of the YAML form is what the user wrote.
-    return json.dumps(value, default=str, separators=(",", ":"))
+    # Go would print a struct with %#v; the JSON of the YAML form is what the user wrote, in
+    # full when small. A large value (or a YAML alias bomb) is cut to a short prefix.
+    if _small(value):
+        text = json.dumps(value, default=str, separators=(",", ":"))
+        if len(text) <= 2 * QUOTE_LIMIT:
+            return text
+    return shown(value)
+
+
+def _small(value: object, budget: int = 64) -> bool:
+    """Whether a decoded value has at most `budget` nodes (counted without expanding it all)."""
+    todo = [value]
+    while todo:
+        budget -= 1
+        if budget < 0:
+            return False
+        current = todo.pop()
+        if isinstance(current, dict):
+            todo.extend(current.values())
+        elif isinstance(current, (list, tuple)):
+            todo.extend(current)
+    return True
 
 
 def _issue(path: str, body: str, detail: str = "") -> FieldIssue:

@@ -13,12 +13,10 @@ delayCacheUntilActive (one in-process scheduler; no extenders are called).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from scheduler.api.documents import DocumentError, load_all, looks_like_json
 from scheduler.config.args import ARGS_TYPES
 from scheduler.config.component import (
     ClientConnection,
@@ -64,55 +62,29 @@ DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 """Upstream's default: 0 means the adaptive percentage (50% down to 5% with cluster size)."""
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """A YAML loader that refuses duplicate keys, as sigs.k8s.io/yaml does in strict mode."""
+def parse_text(text: str | bytes, source: str) -> object:
+    """Parse YAML or JSON text; a syntax error names the file and, when known, the line.
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
-        """Build a mapping, refusing a key that appears twice."""
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {go_quote(key)} already set in map", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {go_quote(key)} already set in map")
-        out[key] = value
-    return out
-
-
-def parse_text(text: str, source: str) -> object:
-    """Parse YAML or JSON text; a syntax error names the file and, when known, the line."""
-    if text.lstrip().startswith("{"):
-        try:
-            return json.loads(text, object_pairs_hook=_refuse_duplicates)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(source, [], f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}") from exc
-        except ValueError as exc:
-            raise ConfigError(source, [], f"invalid JSON: {exc}") from exc
+    Keys repeated in one mapping are refused, as sigs.k8s.io/yaml does in strict mode; depth
+    and alias expansion are bounded (`scheduler.api.documents`).
+    """
+    is_json = looks_like_json(text)
     try:
-        return yaml.load(text, Loader=_StrictLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        raise ConfigError(source, [], f"{where}invalid YAML: {exc.problem}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(source, [], f"invalid YAML: {exc}") from exc
+        docs = load_all(text, json_text=is_json, strict_keys=True)
+    except DocumentError as exc:
+        where = f"line {exc.line}, column {exc.column}: " if exc.line is not None else ""
+        problem = exc.problem
+        raise ConfigError(source, [], f"{where}invalid {'JSON' if is_json else 'YAML'}: {problem}") from None
+    if len(docs) > 1:
+        raise ConfigError(source, [], f"invalid YAML: expected one document, found {len(docs)} (separated by ---)")
+    return docs[0] if docs else None
 
 
 def load_config(path: str) -> SchedulerConfiguration:
     """Read, default and validate a KubeSchedulerConfiguration file (YAML or JSON)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = Path(path).read_bytes()
+    except OSError as exc:
         raise ConfigError(path, [], f"cannot read the configuration file: {exc}") from exc
     return parse_config(parse_text(text, path), path)
 

@@ -49,6 +49,10 @@ POINT_TYPE_NAMES = {
     "post_bind": "PostBindPlugin",
 }
 POINTS = tuple(POINT_TYPE_NAMES)
+_YAML_POINTS = {
+    **{point: point.split("_")[0] + "".join(w.title() for w in point.split("_")[1:]) for point in POINT_TYPE_NAMES},
+    "multi_point": "multiPoint",
+}
 
 
 class FrameworkError(ValueError):
@@ -179,7 +183,8 @@ class Framework:
                     "multi_point",
                 )
                 kind = POINT_TYPE_NAMES.get(point, "MultiPointPlugin")
-                raise FrameworkError(f'{kind} "{name}" does not exist (known plugins: {", ".join(sorted(registry))})')
+                field_path = f"plugins.{_YAML_POINTS.get(point, point)}.enabled"
+                raise FrameworkError(f'{field_path}: {kind} "{name}" does not exist (known plugins: {", ".join(sorted(registry))})')
             try:
                 instances[name] = factory(profile.plugin_config.get(name), handle)
             except FrameworkError:

@@ -461,12 +461,12 @@ TEXT_CASES = [
     (
         "bad YAML",
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: [1\n",
-        "line 4, column 1: invalid YAML: expected ',' or ']', but got '<stream end>'",
+        "line 4, column 1: invalid YAML: did not find expected ',' or ']'",
     ),
     (
         "bad indentation",
         "apiVersion: v1\n  kind: x\n",
-        "line 2, column 7: invalid YAML: mapping values are not allowed here",
+        "line 2, column 7: invalid YAML: mapping values are not allowed in this context",
     ),
     (
         "duplicate key",
@@ -474,7 +474,7 @@ TEXT_CASES = [
         'line 4, column 1: invalid YAML: key "parallelism" already set in map',
     ),
     ("bad JSON", '{"apiVersion": "x",\n "kind": }', "line 2, column 10: invalid JSON: Expecting value"),
-    ("duplicate JSON key", '{"kind": "a", "kind": "b"}', 'invalid JSON: key "kind" already set in map'),
+    ("duplicate JSON key", '{"kind": "a", "kind": "b"}', 'line 1, column 1: invalid JSON: key "kind" already set in map'),
 ]
 
 

@@ -1,0 +1,506 @@
+"""Bounded, fast reading of YAML and JSON documents for every file the engine reads.
+
+YAML goes through libyaml's C parser (PyYAML's pure-Python parser when libyaml is missing),
+and values are built from its event stream by one loop with an explicit stack, so nothing
+recurses however deep the input nests. Bounds, enforced while reading, before anything is
+built or printed:
+
+- nesting deeper than `MAX_DEPTH` levels is an error (Kubernetes objects nest about 12 deep);
+- alias expansion is limited as go-yaml limits it (sigs.k8s.io/yaml, hence kubectl): nodes
+  reached through aliases may be at most 99% of all nodes in small documents, falling to 10%
+  in documents of four million nodes ("document contains excessive aliasing");
+- an anchor used inside itself (a recursive alias) is refused.
+
+Scalars resolve as PyYAML's SafeLoader resolves them (YAML 1.1: `yes`, `0x1F`, `~`), except
+that timestamps stay strings, as Kubernetes reads them, and only JSON-compatible tags are
+accepted (the API server takes JSON); every value read is JSON-compatible.
+
+JSON is read with the standard library's C scanner. The `items` list of a top-level object
+(a `kind: List`, as `kubectl get -o yaml|json` writes it) can be streamed item by item, so a
+large file is never held as one tree of dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import json.decoder
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
+
+try:
+    from yaml._yaml import CParser as _Parser
+
+    LIBYAML = True
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml.loader import SafeLoader as _Parser  # type: ignore[assignment]
+
+    LIBYAML = False
+
+MAX_DEPTH = 100
+"""Deepest nesting of lists and mappings accepted in any file."""
+
+_ALIAS_RATIO_LOW = 400_000
+_ALIAS_RATIO_HIGH = 4_000_000
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT = _TAG + "str", _TAG + "null", _TAG + "bool", _TAG + "int", _TAG + "float"
+_MERGE, _TIMESTAMP, _MAP, _SEQ = _TAG + "merge", _TAG + "timestamp", _TAG + "map", _TAG + "seq"
+# First character of a plain scalar -> the implicit tags it may have, in PyYAML's order.
+_RESOLVERS: dict[str, list[tuple[str, re.Pattern[str]]]] = {
+    first: [(tag, rx) for tag, rx in rules if tag in (_NULL, _BOOL, _INT, _FLOAT, _MERGE)]
+    for first, rules in Resolver.yaml_implicit_resolvers.items()
+    if first is not None
+}
+_CONSTRUCTOR = SafeConstructor()
+_INTERN_MAX = 64
+
+
+class DocumentError(ValueError):
+    """Text that cannot be read as YAML or JSON within the bounds; says where when known."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None, document: int | None = None) -> None:
+        where = f"line {line} column {column}: " if line is not None else ""
+        super().__init__(where + message)
+        self.problem = message
+        self.line = line
+        self.column = column
+        self.document = document
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One element of a top-level `items` list, read before its document is finished."""
+
+    document: int
+    index: int
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A finished document; `streamed` counts the `items` elements already given as Items."""
+
+    number: int
+    value: Any
+    streamed: int = 0
+
+
+def allowed_alias_ratio(decoded: int) -> float:
+    """go-yaml's share of nodes that may come from alias expansion, by document size."""
+    if decoded <= _ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_RATIO_LOW) / (_ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW)
+
+
+def looks_like_json(head: str | bytes) -> bool:
+    """Whether text starts (after whitespace and a BOM) with `{` or `[`."""
+    if isinstance(head, bytes):
+        head = head[:64].decode("utf-8", "ignore")
+    return head[:64].lstrip("\ufeff \t\r\n")[:1] in ("{", "[")
+
+
+def read_documents(
+    source: str | bytes | IO[bytes], *, json_text: bool = False, stream_items: bool = False, strict_keys: bool = False
+) -> Iterator[Item | Document]:
+    """Yield the documents of YAML (or, with `json_text`, JSON) input, with bounded depth and aliasing.
+
+    With `stream_items`, the elements of a top-level mapping's `items` list are yielded as they
+    are read and left out of the finished document. With `strict_keys`, a key repeated in one
+    mapping is an error (as in sigs.k8s.io/yaml's strict mode). Raises DocumentError.
+    """
+    if json_text:
+        text = source.read() if not isinstance(source, (str, bytes)) else source
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DocumentError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+        yield from _json_documents(text.lstrip("\ufeff"), stream_items, strict_keys)
+    else:
+        yield from _YamlBuilder(source, stream_items, strict_keys).documents()
+
+
+def load_all(source: str | bytes | IO[bytes], *, json_text: bool = False, strict_keys: bool = False) -> list[Any]:
+    """Every document of the input as a list of values (no streaming)."""
+    return [d.value for d in read_documents(source, json_text=json_text, strict_keys=strict_keys) if isinstance(d, Document)]
+
+
+def load_one(source: str | bytes, *, strict_keys: bool = False) -> Any:
+    """The single document of a YAML or JSON text (None when empty); more than one is an error."""
+    docs = load_all(source, json_text=looks_like_json(source), strict_keys=strict_keys)
+    if len(docs) > 1:
+        raise DocumentError(f"expected one document, found {len(docs)}")
+    return docs[0] if docs else None
+
+
+# ----- YAML ---------------------------------------------------------------------------------
+_NO_KEY = object()
+
+
+class _Frame:
+    """An open list or mapping: the value being filled and what is needed to finish it."""
+
+    __slots__ = ("anchor", "container", "is_map", "key", "key_mark", "merges", "seen", "start", "stream", "streamed")
+
+    def __init__(self, container: Any, is_map: bool, start: int, anchor: str | None) -> None:
+        self.container = container
+        self.is_map = is_map
+        self.key: Any = _NO_KEY
+        self.key_mark: Any = None
+        self.start = start
+        self.anchor = anchor
+        self.merges: list[Any] | None = None
+        self.stream = False
+        self.streamed = 0
+        self.seen: set[Any] | None = None
+
+
+class _YamlBuilder:
+    """Values from libyaml's events: one loop, an explicit stack, counted aliases."""
+
+    def __init__(self, source: str | bytes | IO[bytes], stream_items: bool, strict_keys: bool) -> None:
+        self.parser = _Parser(source)
+        self.stream_items = stream_items
+        self.strict_keys = strict_keys
+        self.memo: dict[str, str] = {}
+
+    def documents(self) -> Iterator[Item | Document]:
+        """Yield Items and Documents until the stream ends."""
+        try:
+            yield from self._run()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark
+            problem = exc.problem or str(exc)
+            if mark is not None:
+                raise DocumentError(problem, mark.line + 1, mark.column + 1) from None
+            raise DocumentError(problem) from None
+        except yaml.YAMLError as exc:
+            raise DocumentError(str(exc)) from None
+        finally:
+            dispose = getattr(self.parser, "dispose", None)
+            if dispose is not None:
+                dispose()
+
+    def _fail(self, message: str, event: Any) -> DocumentError:
+        mark = getattr(event, "start_mark", None)
+        if mark is None:
+            return DocumentError(message)
+        return DocumentError(message, mark.line + 1, mark.column + 1)
+
+    def _run(self) -> Iterator[Item | Document]:
+        get = self.parser.get_event
+        ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
+        MappingStart, SequenceStart = yaml.MappingStartEvent, yaml.SequenceStartEvent
+        MappingEnd, SequenceEnd = yaml.MappingEndEvent, yaml.SequenceEndEvent
+        DocumentStart, DocumentEnd, StreamEnd = yaml.DocumentStartEvent, yaml.DocumentEndEvent, yaml.StreamEndEvent
+        memo = self.memo
+        resolvers = _RESOLVERS
+        stack: list[_Frame] = []
+        anchors: dict[str, tuple[Any, int]] = {}
+        open_anchors: set[str] = set()
+        root: Any = None
+        doc_streamed = 0
+        number = 0
+        decoded = 0
+        aliased = 0
+        while True:
+            event: Any = get()
+            kind = type(event)
+            size = 1
+            if kind is ScalarEvent:
+                decoded += 1
+                text = event.value
+                tag = event.tag
+                if tag is None and event.implicit[0]:
+                    if not text:
+                        value = None
+                    else:
+                        rules = resolvers.get(text[0])
+                        value = text
+                        if rules is not None:
+                            for rule_tag, rx in rules:
+                                if rx.match(text):
+                                    value = self._construct(rule_tag, text, event)
+                                    break
+                        if value is text and len(text) <= _INTERN_MAX:
+                            value = memo.setdefault(text, text)
+                elif tag is None or tag == "!" or tag == _STR:
+                    value = memo.setdefault(text, text) if len(text) <= _INTERN_MAX else text
+                else:
+                    value = self._construct(tag, text, event)
+                if event.anchor is not None:
+                    anchors[event.anchor] = (value, 1)
+            elif kind is MappingStart or kind is SequenceStart:
+                decoded += 1
+                if len(stack) >= MAX_DEPTH:
+                    raise self._fail(f"nesting deeper than {MAX_DEPTH} levels", event)
+                tag = event.tag
+                is_map = kind is MappingStart
+                if tag is not None and tag != "!" and tag != (_MAP if is_map else _SEQ):
+                    raise self._fail(f"unsupported tag {tag!r}: only JSON-compatible values are accepted", event)
+                frame = _Frame({} if is_map else [], is_map, decoded, event.anchor)
+                if event.anchor is not None:
+                    open_anchors.add(event.anchor)
+                if self.strict_keys and is_map:
+                    frame.seen = set()
+                if (
+                    not is_map
+                    and self.stream_items
+                    and len(stack) == 1
+                    and stack[0].is_map
+                    and stack[0].key == "items"
+                ):
+                    frame.stream = True
+                stack.append(frame)
+                continue
+            elif kind is MappingEnd or kind is SequenceEnd:
+                frame = stack.pop()
+                value = frame.container
+                if frame.merges is not None:
+                    value = self._merged(frame.merges, value)
+                size = decoded - frame.start + 1
+                if frame.anchor is not None:
+                    open_anchors.discard(frame.anchor)
+                    anchors[frame.anchor] = (value, size)
+                if frame.stream:
+                    value = []
+                    stack[0].streamed = frame.streamed
+                if not stack:
+                    doc_streamed = frame.streamed
+            elif kind is AliasEvent:
+                name = event.anchor
+                if name in open_anchors:
+                    raise self._fail(f"recursive alias {name!r}: an anchor cannot be used inside itself", event)
+                found = anchors.get(name)
+                if found is None:
+                    raise self._fail(f"found undefined alias {name!r}", event)
+                value, size = found
+                decoded += size
+                aliased += size
+                if aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(decoded):
+                    raise self._fail("document contains excessive aliasing", event)
+            elif kind is DocumentStart:
+                number += 1
+                root = None
+                doc_streamed = 0
+                anchors.clear()
+                decoded = aliased = 0
+                continue
+            elif kind is DocumentEnd:
+                yield Document(number, root, doc_streamed)
+                continue
+            elif kind is StreamEnd or event is None:
+                return
+            else:
+                continue
+            # Place the finished value in its parent.
+            if not stack:
+                root = value
+                continue
+            parent = stack[-1]
+            if parent.is_map:
+                if parent.key is _NO_KEY:
+                    if isinstance(value, (dict, list)):
+                        raise self._fail("a mapping key must be a scalar, not a list or mapping", event)
+                    parent.key = value
+                    parent.key_mark = event
+                    continue
+                key = parent.key
+                parent.key = _NO_KEY
+                if key == "<<" and parent.key_mark is not None and self._is_merge_key(parent.key_mark):
+                    if parent.merges is None:
+                        parent.merges = []
+                    parent.merges.append(self._merge_sources(value, parent.key_mark))
+                    continue
+                if parent.seen is not None:
+                    if key in parent.seen:
+                        raise self._fail(f'key "{key}" already set in map', parent.key_mark)
+                    parent.seen.add(key)
+                parent.container[key] = value
+            elif parent.stream:
+                yield Item(number, parent.streamed, value)
+                parent.streamed += 1
+            else:
+                parent.container.append(value)
+
+    @staticmethod
+    def _is_merge_key(event: Any) -> bool:
+        if type(event) is not yaml.ScalarEvent:
+            return False
+        return bool(event.tag is None and event.implicit[0]) or event.tag == _MERGE
+
+    def _merge_sources(self, value: Any, event: Any) -> list[dict[Any, Any]]:
+        sources = value if isinstance(value, list) else [value]
+        if not all(isinstance(s, dict) for s in sources):
+            raise self._fail("a merge key (<<) needs a mapping or a list of mappings", event)
+        return sources
+
+    @staticmethod
+    def _merged(merges: list[list[dict[Any, Any]]], explicit: dict[Any, Any]) -> dict[Any, Any]:
+        # As PyYAML's flatten_mapping: explicit keys win, then earlier merge sources over later ones.
+        out: dict[Any, Any] = {}
+        for sources in reversed(merges):
+            for source in reversed(sources):
+                out.update(source)
+        out.update(explicit)
+        return out
+
+    def _construct(self, tag: str, text: str, event: Any) -> Any:
+        if tag == _NULL:
+            return None
+        if tag == _BOOL:
+            return SafeConstructor.bool_values.get(text.lower(), text)
+        if tag == _INT:
+            if text.isdigit() and (text[0] != "0" or text == "0") and len(text) < 19:
+                return int(text)
+            try:
+                return _CONSTRUCTOR.construct_yaml_int(ScalarNode(tag, text))
+            except ValueError as exc:
+                raise self._fail(f"invalid integer {shorten(text)}: {exc}", event) from None
+        if tag == _FLOAT:
+            try:
+                return _CONSTRUCTOR.construct_yaml_float(ScalarNode(tag, text))
+            except ValueError as exc:
+                raise self._fail(f"invalid number {shorten(text)}: {exc}", event) from None
+        if tag == _MERGE:
+            return text
+        if tag == _TIMESTAMP or tag == _STR or tag == "!":
+            return text
+        raise self._fail(f"unsupported tag {tag!r}: only JSON-compatible values are accepted", event)
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """A quoted prefix of text for messages."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+# ----- JSON ---------------------------------------------------------------------------------
+_WS = re.compile(r"[ \t\n\r]*")
+# The C string scanner behind json.loads (not in typeshed's stubs).
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f'key "{key}" already set in map')
+        out[key] = value
+    return out
+
+
+def _position(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - text.rfind("\n", 0, index)
+
+
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise DocumentError when lists and mappings nest deeper than `limit` (no recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        current, depth = todo.pop()
+        if depth > limit:
+            raise DocumentError(f"nesting deeper than {limit} levels")
+        children = current.values() if type(current) is dict else current
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                todo.append((child, depth + 1))
+
+
+def _json_documents(text: str, stream_items: bool, strict_keys: bool) -> Iterator[Item | Document]:
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_pairs) if strict_keys else json.JSONDecoder()
+
+    def value_at(index: int, nested: int) -> tuple[Any, int]:
+        try:
+            value, end = decoder.raw_decode(text, index)
+        except json.JSONDecodeError as exc:
+            raise DocumentError(f"{exc.msg}", exc.lineno, exc.colno) from None
+        except RecursionError:
+            raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels", *_position(text, index)) from None
+        except ValueError as exc:  # duplicate keys, integers too long to convert
+            raise DocumentError(f"{exc}", *_position(text, index)) from None
+        if type(value) is dict or type(value) is list:
+            try:
+                check_depth(value, MAX_DEPTH - nested)
+            except DocumentError:
+                raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels", *_position(text, index)) from None
+        return value, end
+
+    def expect(index: int, chars: str) -> int:
+        index = _WS.match(text, index).end()  # type: ignore[union-attr]
+        if index >= len(text) or text[index] not in chars:
+            found = repr(text[index]) if index < len(text) else "end of input"
+            raise DocumentError(f"expected {' or '.join(repr(c) for c in chars)}, found {found}", *_position(text, index))
+        return index
+
+    index = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    number = 0
+    while index < len(text):
+        number += 1
+        if not stream_items or text[index] != "{":
+            value, index = value_at(index, 0)
+            yield Document(number, value)
+            index = _WS.match(text, index).end()  # type: ignore[union-attr]
+            continue
+        # A top-level object read key by key, so that `items` can be streamed.
+        obj: dict[str, Any] = {}
+        streamed = 0
+        index = _WS.match(text, index + 1).end()  # type: ignore[union-attr]
+        if index < len(text) and text[index] == "}":
+            index += 1
+        else:
+            while True:
+                index = expect(index, '"')
+                try:
+                    key, index = _scanstring(text, index + 1)
+                except json.JSONDecodeError as exc:
+                    raise DocumentError(f"{exc.msg}", exc.lineno, exc.colno) from None
+                if strict_keys and key in obj:
+                    raise DocumentError(f'key "{key}" already set in map', *_position(text, index))
+                index = expect(index, ":") + 1
+                index = _WS.match(text, index).end()  # type: ignore[union-attr]
+                if key == "items" and text.startswith("[", index):
+                    index = _WS.match(text, index + 1).end()  # type: ignore[union-attr]
+                    if text.startswith("]", index):
+                        index += 1
+                    else:
+                        while True:
+                            item, index = value_at(index, 2)
+                            yield Item(number, streamed, item)
+                            streamed += 1
+                            index = expect(index, ",]")
+                            index += 1
+                            if text[index - 1] == "]":
+                                break
+                            index = _WS.match(text, index).end()  # type: ignore[union-attr]
+                    obj[key] = []
+                else:
+                    obj[key], index = value_at(index, 1)
+                index = expect(index, ",}") + 1
+                if text[index - 1] == "}":
+                    break
+        yield Document(number, obj, streamed)
+        index = _WS.match(text, index).end()  # type: ignore[union-attr]
+
+
+__all__ = [
+    "LIBYAML",
+    "MAX_DEPTH",
+    "Document",
+    "DocumentError",
+    "Item",
+    "check_depth",
+    "load_all",
+    "load_one",
+    "looks_like_json",
+    "read_documents",
+]
