@@ -260,9 +260,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-debug-scores", action="store_true", help="log the top-N table of every attempt (INFO), as Koordinator does"
     )
+    parser.add_argument("--max-attempts", type=int, default=None, help="stop after this many attempts (default: 100 per pod + 1000)")
+
+
+def _check_sizes(args: argparse.Namespace) -> None:
+    from scheduler.cli import UsageError
+
+    for flag, value, least in (("--nodes", args.nodes, 1), ("--init-pods", args.init_pods, 0), ("--pods", args.pods, 0)):
+        if value is not None and value < least:
+            raise UsageError(f"{flag}: invalid value {value}; must be {least} or more")
+    if args.max_attempts is not None and args.max_attempts < 1:
+        raise UsageError(f"--max-attempts: invalid value {args.max_attempts}; must be 1 or more")
 
 
 def _workload(args: argparse.Namespace) -> tuple[str, Workload]:
+    _check_sizes(args)
     if args.cluster:
         objs: ClusterObjects = load_cluster(args.cluster)
         bound = [p for p in objs.pods if p.node_name]
@@ -328,10 +340,12 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sched = Scheduler(config, cluster, clock, new_registry(), seed=args.seed, extender=Extender(debug_top_n=args.debug_scores),
                       feature_gates=parse_feature_gates(args.feature_gates or ""), keep_records=False)
     sched.start()
+    from scheduler.cli import check_max_attempts
+
     if name != "cluster":
         for pod in work.init_pods:
             cluster.add_pod(pod)
-        sched.run()
+        sched.run(max_attempts=sched.attempt_count + check_max_attempts(args.max_attempts, len(work.init_pods)))
     sched.first_pop_at = None
     sched.last_bound_at = None
     sched.scheduled_count = 0
@@ -345,7 +359,7 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         profiler = cProfile.Profile()
         profiler.enable()
-    sched.run()
+    end = sched.run(max_attempts=sched.attempt_count + check_max_attempts(args.max_attempts, len(work.measured) + len(work.arrivals)))
     if profiler is not None:
         import pstats
 
@@ -353,7 +367,9 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         pstats.Stats(profiler, stream=err).sort_stats("cumulative").print_stats(30)
     if name == "Gang":
         check_gangs(cluster)
-    seconds = (sched.last_bound_at or 0.0) - (sched.first_pop_at or 0.0)
+    # No pod bound (a pods-only file): no measured interval.
+    bound, popped = sched.last_bound_at, sched.first_pop_at
+    seconds = bound - popped if bound is not None and popped is not None else 0.0
     result = {
         "workload": name,
         "nodes": len(work.nodes),
@@ -362,9 +378,12 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "seconds": round(seconds, 4),
         "pods_per_second": round(sched.scheduled_count / seconds, 1) if seconds > 0 else 0.0,
         "peak_rss_mb": peak_rss_mb(),
+        "stop": end.reason,
     }
     if work.verify is not None:
         result.update(work.verify(cluster))
+    if end.reason != "finished":
+        err.write(f"bench: {end.describe()}\n")
     out.write(json.dumps(result) + "\n")
     return 0
 

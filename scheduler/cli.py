@@ -15,6 +15,7 @@ from scheduler.api.loader import ClusterObjects, LoadError, load_cluster
 from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.features import FeatureGateError, FeatureGates, parse_feature_gates
+from scheduler.config.decode import parse_duration
 from scheduler.config.loader import ConfigError, default_config, load_config
 from scheduler.framework.runtime import FrameworkError
 from scheduler.frameworkext.debug import render_markdown
@@ -86,20 +87,57 @@ def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.debug_scores < 0:
         raise UsageError(f"--debug-scores: invalid value {args.debug_scores}; must be 0 or more")
     now = _now(args.now)
+    until = parse_until(args.until, now)
     objs = load_cluster(args.cluster)
     for warning in objs.warnings:
         print(warning, file=err)
+    max_attempts = check_max_attempts(args.max_attempts, len(objs.pods))
     sched = _build(args, objs, now)
     started = time.perf_counter()
     sched.start()
-    sched.run()
+    end = sched.run(max_attempts=max_attempts, until=until)
     elapsed = time.perf_counter() - started
+    print(f"simulate: {end.describe()}", file=err)
     if args.output == "table":
         write_table(sched, scores, args.debug_scores, out)
     else:
         json.dump(result_json(sched, scores, objs, elapsed), out, indent=2)
         out.write("\n")
     return 0
+
+
+ATTEMPTS_PER_POD = 100
+"""Default --max-attempts: this many per pod (plus MIN_ATTEMPTS), a backstop behind the no-progress rule."""
+MIN_ATTEMPTS = 1000
+
+
+def check_max_attempts(value: int | None, pods: int) -> int:
+    """The attempt limit: the flag's value (at least 1) or the default for this many pods."""
+    if value is None:
+        return MIN_ATTEMPTS + ATTEMPTS_PER_POD * pods
+    if value < 1:
+        raise UsageError(f"--max-attempts: invalid value {value}; must be 1 or more")
+    return value
+
+
+def parse_until(text: str | None, start: float) -> float | None:
+    """--until: an RFC 3339 time, or a duration after the start (`90s`, `10m`, `1h30m`)."""
+    if not text:
+        return None
+    nanos = parse_duration(text)
+    if nanos is not None:
+        if nanos < 0:
+            raise UsageError(f"--until: invalid value {text!r}; a duration must not be negative")
+        return start + nanos / 1e9
+    try:
+        moment = parse_time(text, "--until")
+    except FieldError:
+        raise UsageError(
+            f"--until: invalid value {text!r}; expected an RFC 3339 time (2026-01-01T00:10:00Z) or a duration after --now (10m)"
+        ) from None
+    if moment < start:
+        raise UsageError(f"--until: {text} is before the start of the run")
+    return moment
 
 
 def record_json(record: AttemptRecord, scores: ScoresSpec) -> dict[str, Any]:
@@ -148,6 +186,7 @@ def result_json(sched: Scheduler, scores: ScoresSpec, objs: ClusterObjects, elap
             "attempts": len(sched.records),
             "scheduling_seconds": round(elapsed, 6),
             "pods_per_second": round(sched.scheduled_count / elapsed, 1) if elapsed > 0 else 0.0,
+            "stop": sched.run_end.reason if sched.run_end is not None else "finished",
         },
     }
 
@@ -199,6 +238,11 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     sim.add_argument("--debug-scores", type=int, default=0, help="top-N score table per attempt")
     sim.add_argument("--feature-gates", default="", help="A=true,B=false")
     sim.add_argument("--faults", help="YAML file of API faults to inject (fail or delay chosen calls)")
+    sim.add_argument(
+        "--max-attempts", type=int, default=None,
+        help=f"stop after this many scheduling attempts (default: {ATTEMPTS_PER_POD} per pod + {MIN_ATTEMPTS})",
+    )
+    sim.add_argument("--until", help="stop when the virtual clock would pass this RFC 3339 time or duration after --now (10m)")
     bench = sub.add_parser("bench", help="measure scheduling throughput on a scheduler_perf-shaped workload")
     from scheduler.bench import add_arguments
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -20,6 +21,8 @@ class Metrics(Recorder):
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self.pending_source: Callable[[], dict[str, int]] | None = None
+        """The queue's live counts (set by the Scheduler), read whenever metrics are exported."""
         r = self.registry
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts_total",
@@ -101,12 +104,19 @@ class Metrics(Recorder):
         for queue, count in counts.items():
             self._child(self.pending_pods, queue).set(count)
 
+    def _refresh(self) -> None:
+        # Read gauges that mirror live state (pending pods) at export time, never stale.
+        if self.pending_source is not None:
+            self.set_pending(self.pending_source())
+
     def exposition(self) -> bytes:
         """The Prometheus text format."""
+        self._refresh()
         return generate_latest(self.registry)
 
     def as_json(self) -> dict[str, list[dict[str, Any]]]:
         """Counters and gauges as values; histograms as their observation count and sum."""
+        self._refresh()
         out: dict[str, list[dict[str, Any]]] = {}
         for family in self.registry.collect():
             samples: list[dict[str, Any]] = []

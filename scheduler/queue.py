@@ -261,6 +261,10 @@ class SchedulingQueue:
         """Pods in the unschedulable pool or gated."""
         return list(self._unschedulable.values())
 
+    def retrying(self) -> list[QueuedPodInfo]:
+        """Pods in activeQ or backoffQ: those the loop will try again without any event."""
+        return [self._infos[uid] for uid, where in self._where.items() if where in ("active", "backoff") and uid in self._infos]
+
     def has_runnable(self) -> bool:
         """Whether any pod is in activeQ or backoffQ."""
         return any(w in ("active", "backoff") for w in self._where.values())

@@ -5,7 +5,12 @@ PostFilter, Score, host selection, assume, Reserve, Permit); the binding cycle (
 Permit, PreBind, Bind, PostBind) runs after it as a separate task, and a failure there
 unreserves, forgets the assumed pod and requeues it. `run` drives everything on the clock:
 with a virtual clock it advances time to the next backoff expiry or Permit timeout instead
-of sleeping, and stops when no pod can make further progress.
+of sleeping, and stops when no pod can make further progress: nothing is due but retries
+that cannot change anything (the same failure again, with nothing changed in the cluster
+since; only the clock moved). Timed events that do change things still run: Permit timeouts,
+delayed API calls, and moments plugins register with `wake_at` (reservation or metric expiry).
+A host that runs the engine for ever (the console) drives `step`/`next_wakeup` itself and is
+not subject to that rule.
 """
 
 from __future__ import annotations
@@ -51,6 +56,29 @@ STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "C
 _ACTION_LABELS = {ActionType.ADD: "Add", ActionType.DELETE: "Delete", ActionType.UPDATE: "Update"}
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODE_AVAILABLE = "0/{} nodes are available"
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+"""kube-scheduler's ErrNoNodesAvailable: an error status, not a FitError."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """Why `Scheduler.run` returned, and what was left."""
+
+    reason: str
+    """finished (no pod pending), no-progress (pods left that cannot progress), max-attempts or until."""
+    pending: int
+    stuck: tuple[str, ...] = ()
+    """Pods (namespace/name) whose retries could change nothing, when the reason is no-progress."""
+
+    def describe(self) -> str:
+        """One line for a user: which limit ended the run and what is left."""
+        if self.reason == "finished":
+            return "finished: every pod was handled"
+        if self.reason == "no-progress":
+            shown = ", ".join(self.stuck[:3]) + (f" and {len(self.stuck) - 3} more" if len(self.stuck) > 3 else "")
+            retrying = f"; retrying {shown} could change nothing" if self.stuck else ""
+            return f"stopped: no further progress possible, {self.pending} pod(s) left pending{retrying}"
+        return f"stopped at the {'--max-attempts' if self.reason == 'max-attempts' else '--until'} limit, {self.pending} pod(s) left pending"
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -194,6 +222,10 @@ class ProfileHandle:
         """Move pods to activeQ."""
         self._scheduler.queue.activate(pods)
 
+    def wake_at(self, moment: float) -> None:
+        """Wake the loop at `moment`, when time alone changes this plugin's answers (expiries)."""
+        self._scheduler.wake_at(moment)
+
     @property
     def queue(self) -> SchedulingQueue:
         """The shared scheduling queue (nominated pods live there)."""
@@ -240,6 +272,13 @@ class Scheduler:
         # them only while pods wait, since only then can they change an outcome.
         self._timed_events: list[tuple[float, int, Callable[[], None]]] = []
         self._popped = False
+        # Progress accounting for run()'s stop rule: a counter of changes (cluster events,
+        # Permit timeouts, delayed calls, timed plugin moments) and each pod's last failure.
+        self._changes = 0
+        self._attempt_marks: dict[str, int] = {}
+        self._failures: dict[str, tuple[tuple[Any, ...], int]] = {}
+        self._futile: dict[str, int] = {}
+        self.run_end: RunEnd | None = None
         self.listeners: list[Callable[[AttemptRecord], None]] = []
         self.records: list[AttemptRecord] = []
         self.keep_records = keep_records
@@ -271,6 +310,8 @@ class Scheduler:
             pop_from_backoff=pop_from_backoff,
         )
         self._register_events()
+        # scheduler_pending_pods is read from the queue whenever metrics are exported.
+        self.metrics.pending_source = self.queue.pending
         self.extender.bind(self)
         self.listeners.append(self.extender.publish)
         self.first_pop_at: float | None = None
@@ -324,6 +365,7 @@ class Scheduler:
     def on_event(self, event: WatchEvent) -> None:
         """Apply one cluster change to the cache and the queue."""
         with self.lock:
+            self._changes += 1
             if event.kind == "Pod":
                 seen = pod_informer_view(event)
                 if seen is not None:
@@ -424,6 +466,7 @@ class Scheduler:
                 return None
         started = time.perf_counter()
         self.attempt_count += 1
+        self._attempt_marks[pod.uid] = self._mark()
         state = CycleState()
         record = AttemptRecord(
             at=self.clock.now(),
@@ -449,7 +492,7 @@ class Scheduler:
         """PreFilter, Filter and Score; returns the chosen node or the failure's status."""
         snap = self.snapshot
         if snap.num_nodes == 0:
-            return None, set(), Status(Code.UNSCHEDULABLE, ("no nodes available to schedule pods",))
+            return None, set(), error(ERR_NO_NODES_AVAILABLE)
         t0 = time.perf_counter()
         pre_result, pre_status, pre_rejectors = fwk.run_pre_filter(state, pod)
         record.timings["PreFilter"] = time.perf_counter() - t0
@@ -614,6 +657,7 @@ class Scheduler:
         self.queue.requeue_failed(qpi, rejectors, is_error)
         self.metrics.attempt("error" if is_error else "unschedulable", fwk.profile_name, time.perf_counter() - started)
         self._update_pending()
+        self._note_failure(pod.uid, (record.outcome, record.message))
 
     def _clear_nominated(self, pod: Pod) -> None:
         """PostFilter asked to drop the pod's nomination (preemption cannot help it any more)."""
@@ -686,6 +730,7 @@ class Scheduler:
         self.queue.requeue_failed(qpi, {status.plugin} if status.plugin and not is_error else set(), is_error)
         self.metrics.attempt("error" if is_error else "unschedulable", fwk.profile_name, time.perf_counter() - started)
         self._update_pending()
+        self._note_failure(qpi.pod.uid, (int(status.code), status.plugin, status.message))
 
     def _binding_cycle(
         self,
@@ -716,6 +761,8 @@ class Scheduler:
         self.cache.finish_binding(assumed)
         fwk.run_post_bind(state, assumed, node)
         self.queue.done(assumed.uid)
+        self._failures.pop(assumed.uid, None)
+        self._futile.pop(assumed.uid, None)
         self.scheduled_count += 1
         self.last_bound_at = time.perf_counter()
         self.cluster.record("Normal", "Scheduled", assumed.key, f"Successfully assigned {assumed.key} to {node}")
@@ -771,8 +818,48 @@ class Scheduler:
         now = self.clock.now()
         while self._delayed and self._delayed[0][0] <= now:
             self.tasks.append(heapq.heappop(self._delayed)[2])
+            self._changes += 1
+        # Timed events (expiries) change what scheduling sees: each one counts as progress.
         while self._timed_events and self._timed_events[0][0] <= now:
             self.tasks.append(heapq.heappop(self._timed_events)[2])
+            self._changes += 1
+
+    # ----- progress ---------------------------------------------------------------------------
+    def wake_at(self, moment: float) -> None:
+        """Register a moment at which time alone changes a plugin's answers (a node metric
+        expires): the loop wakes then, counts it as a change, and retries unschedulable pods."""
+
+        def retry_unschedulable() -> None:
+            self.queue.move_all(ClusterEvent("*", ActionType.ALL, "WildCardEvent"))
+
+        self.add_timed_event(moment, retry_unschedulable)
+
+    def _mark(self) -> int:
+        """A number that moves whenever anything a retry depends on may have changed."""
+        # Fault rules with a count or an `after` change state without any watch event.
+        return self._changes + int(getattr(self.cluster, "state_generation", 0))
+
+    def _note_failure(self, uid: str, failure: tuple[Any, ...]) -> None:
+        """Remember a failed attempt; it was futile if it repeated the previous failure with
+        nothing changed since that one, nor during the attempt."""
+        end = self._mark()
+        start = self._attempt_marks.pop(uid, None)
+        previous = self._failures.get(uid)
+        self._failures[uid] = (failure, end)
+        if previous is not None and previous == (failure, start) and start == end:
+            self._futile[uid] = end
+        else:
+            self._futile.pop(uid, None)
+
+    def _only_futile_retries_left(self) -> list[str] | None:
+        """The pods waiting for a retry when every such retry is known to change nothing, else None."""
+        if self.waiting or self._delayed or self._timed_events or self.tasks:
+            return None
+        mark = self._mark()
+        retrying = self.queue.retrying()
+        if any(self._futile.get(qpi.pod.uid) != mark for qpi in retrying):
+            return None
+        return sorted(qpi.pod.key for qpi in retrying)
 
     def _run_tasks(self) -> bool:
         ran = False
@@ -788,6 +875,7 @@ class Scheduler:
         due = [t for t in self._timers if t[0] <= now]
         if not due:
             return False
+        self._changes += 1
         self._timers = [t for t in self._timers if t[0] > now]
         for _, uid, plugin in due:
             waiting = self.waiting.get(uid)
@@ -796,7 +884,8 @@ class Scheduler:
         return True
 
     def next_wakeup(self) -> float | None:
-        """The next moment something is due: a backoff expiry, a Permit timeout or a delayed task."""
+        """The next moment something is due: a backoff expiry, a Permit timeout, a delayed task
+        or a timed event (`add_timed_event`, `wake_at`) while pods are pending."""
         moments = [t[0] for t in self._timers if t[1] in self.waiting]
         if self._delayed:
             moments.append(self._delayed[0][0])
@@ -864,13 +953,19 @@ class Scheduler:
                 self.next_start_index = start_index
                 self.rng.setstate(rng_state)
 
-    def run(self, max_attempts: int | None = None, until: float | None = None) -> None:
-        """Schedule until no pod can make further progress, or until a limit is hit.
+    def run(self, max_attempts: int | None = None, until: float | None = None) -> RunEnd:
+        """Schedule until no pod can make further progress, or until a limit is hit; say which.
 
         When nothing is runnable, time moves to the next due moment (a backoff expiry, a Permit
-        timeout, a delayed task): a virtual clock jumps there, the wall clock is slept on. Pods
-        left in the unschedulable pool for five minutes are retried as upstream's flush does.
+        timeout, a delayed task, a `wake_at` moment): a virtual clock jumps there, the wall clock
+        is slept on. Pods left in the unschedulable pool for five minutes are retried as
+        upstream's flush does. The run stops when the only things due are retries known to be
+        futile (see `_note_failure`), or at `max_attempts` scheduling attempts, or when the next
+        due moment lies beyond `until`. A host running for ever uses `step` instead.
         """
+        # The caller may have changed what no event reports (a test's fake, a host's setting):
+        # futility is judged afresh in every run.
+        self._futile.clear()
         while True:
             # REST handlers read live state under the same lock; it is never held while sleeping.
             with self.lock:
@@ -878,12 +973,17 @@ class Scheduler:
                 self._expire_permits()
                 self._run_tasks()
                 if max_attempts is not None and self.attempt_count >= max_attempts:
-                    return
+                    return self._end("max-attempts")
                 if self.schedule_one() is not None or self._popped or self.tasks:
                     continue
                 wake = self.next_wakeup()
-                if wake is None or (until is not None and wake > until):
-                    return
+                if wake is None:
+                    return self._end("finished" if not self._pending_count() else "no-progress")
+                if until is not None and wake > until:
+                    return self._end("until")
+                stuck = self._only_futile_retries_left()
+                if stuck is not None:
+                    return self._end("no-progress", stuck)
                 if self.clock.virtual:
                     self.clock.advance_to(wake)
             if not self.clock.virtual:
@@ -891,6 +991,14 @@ class Scheduler:
             with self.lock:
                 self.queue.flush_backoff()
                 self.queue.flush_unschedulable_leftover()
+
+    def _pending_count(self) -> int:
+        return sum(self.queue.pending().values()) + len(self.waiting)
+
+    def _end(self, reason: str, stuck: list[str] | None = None) -> RunEnd:
+        self._update_pending()
+        self.run_end = RunEnd(reason, self._pending_count(), tuple(stuck or ()))
+        return self.run_end
 
 
 def go_duration(seconds: float) -> str:
@@ -914,4 +1022,4 @@ _CODE_KEYS = {
     "Pending": "PENDING",
 }
 
-__all__ = ["FORCE_ACTIVATE", "Scheduler", "fit_error_message", "num_feasible_nodes_to_find"]
+__all__ = ["ERR_NO_NODES_AVAILABLE", "FORCE_ACTIVATE", "RunEnd", "Scheduler", "fit_error_message", "num_feasible_nodes_to_find"]

@@ -112,7 +112,8 @@ def test_bench_prints_one_json_line() -> None:
     code, out, _ = run("bench", "--workload", "SchedulingBasic", "--nodes", "50", "--init-pods", "10", "--pods", "100")
     assert code == 0
     result = json.loads(out.strip().splitlines()[-1])
-    assert set(result) == {"workload", "nodes", "pods", "scheduled", "seconds", "pods_per_second", "peak_rss_mb"}
+    assert set(result) == {"workload", "nodes", "pods", "scheduled", "seconds", "pods_per_second", "peak_rss_mb", "stop"}
+    assert result["stop"] == "finished"
     assert result["scheduled"] == 100 and result["nodes"] == 50
 
 

@@ -84,6 +84,9 @@ class FaultInjector:
 
     rules: list[FaultRule] = field(default_factory=list)
     log: list[tuple[str, str, FaultDecision]] = field(default_factory=list)
+    generation: int = 0
+    """Moves when a rule's remaining behaviour changes (a counted firing, a skipped `after` call):
+    a retry after that may go differently. A rule without count and after never moves it."""
     _bypass: int = 0
 
     def check(self, verb: str, namespace: str, name: str) -> FaultDecision | None:
@@ -95,8 +98,11 @@ class FaultInjector:
                 continue
             rule.seen += 1
             if rule.seen <= rule.after:
+                self.generation += 1
                 continue
             rule.fired += 1
+            if rule.count is not None:
+                self.generation += 1
             decision = FaultDecision(rule.delay, rule.error, rule.reason)
             self.log.append((verb, f"{namespace}/{name}", decision))
             return decision

@@ -192,6 +192,11 @@ class SimulatedCluster:
         if decision.error is not None:
             raise api_error(decision.error, decision.reason)
 
+    @property
+    def state_generation(self) -> int:
+        """Moves when the cluster changes without a watch event (injected faults used up)."""
+        return self.faults.generation if self.faults is not None else 0
+
     # ----- watching ---------------------------------------------------------------------
     def watch(self, handler: Callable[[WatchEvent], None]) -> None:
         """Deliver every later change to handler."""
