@@ -2,11 +2,13 @@
 
 The case files are copied into tests/conformance/cases; the shared runner `check.py` lives
 beside the project in ../shared/conformance. Tags listed in PENDING_TAGS belong to issues not
-built yet and are reported as skipped with the reason, never silently dropped.
+built yet and are reported as skipped with the reason, never silently dropped. Without
+../shared the shared cases are skipped on a developer's machine, but fail in CI (`CI=true`).
 """
 
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -15,12 +17,28 @@ import pytest
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CASES = sorted((ROOT / "tests" / "conformance" / "cases").glob("*.yaml")) + sorted(
-    (ROOT.parent / "shared" / "conformance" / "cases").glob("*.yaml")
-)
+SHARED_CASES = ROOT.parent / "shared" / "conformance" / "cases"
+CASES = sorted((ROOT / "tests" / "conformance" / "cases").glob("*.yaml")) + sorted(SHARED_CASES.glob("*.yaml"))
 CHECK = ROOT.parent / "shared" / "conformance" / "check.py"
 PENDING_TAGS = {
 }
+
+
+def in_ci() -> bool:
+    """Whether the suite runs in CI (`CI=true`, as CI services set it)."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def missing(reason: str) -> None:
+    """Skip when ../shared is absent on a developer's machine; fail in CI, where it must be there."""
+    if in_ci():
+        pytest.fail(f"{reason}; CI needs ../shared beside the checkout (CI=true)")
+    pytest.skip(reason)
+
+
+def test_shared_cases_are_present() -> None:
+    if not SHARED_CASES.is_dir() or not any(SHARED_CASES.glob("*.yaml")):
+        missing(f"no shared conformance cases in {SHARED_CASES}")
 
 
 def _cases() -> list[pathlib.Path]:
@@ -33,7 +51,7 @@ def _cases() -> list[pathlib.Path]:
 @pytest.mark.parametrize("case", _cases(), ids=lambda p: p.stem)
 def test_case(case: pathlib.Path) -> None:
     if not CHECK.exists():
-        pytest.skip(f"the shared conformance runner is not at {CHECK}")
+        missing(f"the shared conformance runner is not at {CHECK}")
     tag = yaml.safe_load(case.read_text()).get("tag")
     if tag in PENDING_TAGS:
         pytest.skip(PENDING_TAGS[tag])
