@@ -14,8 +14,8 @@ from scheduler.api.fields import FieldError, parse_time
 from scheduler.api.loader import ClusterObjects, LoadError, load_cluster
 from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
-from scheduler.config.features import FeatureGateError, FeatureGates, parse_feature_gates
 from scheduler.config.decode import parse_duration
+from scheduler.config.features import FeatureGateError, FeatureGates, parse_feature_gates
 from scheduler.config.loader import ConfigError, default_config, load_config
 from scheduler.framework.runtime import FrameworkError
 from scheduler.frameworkext.debug import render_markdown
