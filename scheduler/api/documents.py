@@ -144,24 +144,21 @@ def load_one(source: str | bytes, *, strict_keys: bool = False) -> Any:
 
 # ----- YAML ---------------------------------------------------------------------------------
 _NO_KEY = object()
+_MISSING = object()
 
 
 class _Frame:
-    """An open list or mapping: the value being filled and what is needed to finish it."""
+    """What an open list or mapping needs beyond its value: only made when it has any of it."""
 
-    __slots__ = ("anchor", "container", "is_map", "key", "key_mark", "merges", "seen", "start", "stream", "streamed")
+    __slots__ = ("anchor", "merges", "seen", "start", "stream", "streamed")
 
-    def __init__(self, container: Any, is_map: bool, start: int, anchor: str | None) -> None:
-        self.container = container
-        self.is_map = is_map
-        self.key: Any = _NO_KEY
-        self.key_mark: Any = None
+    def __init__(self, start: int, anchor: str | None) -> None:
         self.start = start
         self.anchor = anchor
-        self.merges: list[Any] | None = None
+        self.merges: list[list[dict[Any, Any]]] | None = None
+        self.seen: set[Any] | None = None
         self.stream = False
         self.streamed = 0
-        self.seen: set[Any] | None = None
 
 
 class _YamlBuilder:
@@ -197,14 +194,25 @@ class _YamlBuilder:
         return DocumentError(message, mark.line + 1, mark.column + 1)
 
     def _run(self) -> Iterator[Item | Document]:
+        # One loop over libyaml's events; the open container's state lives in locals (the hot
+        # path), enclosing ones on `stack`. `frame` holds rare state (anchors, merge keys,
+        # strict keys, streamed items) and stays None for most containers.
         get = self.parser.get_event
         ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
         MappingStart, SequenceStart = yaml.MappingStartEvent, yaml.SequenceStartEvent
         MappingEnd, SequenceEnd = yaml.MappingEndEvent, yaml.SequenceEndEvent
         DocumentStart, DocumentEnd, StreamEnd = yaml.DocumentStartEvent, yaml.DocumentEndEvent, yaml.StreamEndEvent
         memo = self.memo
+        plain: dict[str, Any] = {}
         resolvers = _RESOLVERS
-        stack: list[_Frame] = []
+        strict = self.strict_keys
+        stream_items = self.stream_items
+        stack: list[tuple[Any, bool, Any, Any, _Frame | None]] = []
+        container: Any = None
+        is_map = False
+        key: Any = _NO_KEY
+        key_event: Any = None
+        frame: _Frame | None = None
         anchors: dict[str, tuple[Any, int]] = {}
         open_anchors: set[str] = set()
         root: Any = None
@@ -215,67 +223,79 @@ class _YamlBuilder:
         while True:
             event: Any = get()
             kind = type(event)
-            size = 1
             if kind is ScalarEvent:
                 decoded += 1
                 text = event.value
                 tag = event.tag
                 if tag is None and event.implicit[0]:
-                    if not text:
-                        value = None
-                    else:
-                        rules = resolvers.get(text[0])
+                    # A plain scalar's value depends on its text alone: short ones (keys, enum
+                    # values, quantities) are resolved once per file and shared.
+                    value = plain.get(text, _MISSING)
+                    if value is _MISSING:
                         value = text
-                        if rules is not None:
-                            for rule_tag, rx in rules:
-                                if rx.match(text):
-                                    value = self._construct(rule_tag, text, event)
-                                    break
-                        if value is text and len(text) <= _INTERN_MAX:
-                            value = memo.setdefault(text, text)
+                        if not text:
+                            value = None
+                        else:
+                            rules = resolvers.get(text[0])
+                            if rules is not None:
+                                for rule_tag, rx in rules:
+                                    if rx.match(text):
+                                        value = self._construct(rule_tag, text, event)
+                                        break
+                        if len(text) <= _INTERN_MAX:
+                            plain[text] = value
                 elif tag is None or tag == "!" or tag == _STR:
                     value = memo.setdefault(text, text) if len(text) <= _INTERN_MAX else text
                 else:
                     value = self._construct(tag, text, event)
                 if event.anchor is not None:
                     anchors[event.anchor] = (value, 1)
+                if is_map and key is _NO_KEY:
+                    key = value
+                    key_event = event
+                    continue
             elif kind is MappingStart or kind is SequenceStart:
                 decoded += 1
                 if len(stack) >= MAX_DEPTH:
                     raise self._fail(f"nesting deeper than {MAX_DEPTH} levels", event)
                 tag = event.tag
-                is_map = kind is MappingStart
-                if tag is not None and tag != "!" and tag != (_MAP if is_map else _SEQ):
+                opening_map = kind is MappingStart
+                if tag is not None and tag != "!" and tag != (_MAP if opening_map else _SEQ):
                     raise self._fail(f"unsupported tag {tag!r}: only JSON-compatible values are accepted", event)
-                frame = _Frame({} if is_map else [], is_map, decoded, event.anchor)
-                if event.anchor is not None:
-                    open_anchors.add(event.anchor)
-                if self.strict_keys and is_map:
-                    frame.seen = set()
-                if (
-                    not is_map
-                    and self.stream_items
-                    and len(stack) == 1
-                    and stack[0].is_map
-                    and stack[0].key == "items"
-                ):
-                    frame.stream = True
-                stack.append(frame)
+                if is_map and key is _NO_KEY:
+                    raise self._fail("a mapping key must be a scalar, not a list or mapping", event)
+                streams = stream_items and not opening_map and len(stack) == 1 and is_map and key == "items"
+                stack.append((container, is_map, key, key_event, frame))
+                frame = None
+                anchor = event.anchor
+                if anchor is not None or streams or (strict and opening_map):
+                    frame = _Frame(decoded, anchor)
+                    frame.stream = streams
+                    if anchor is not None:
+                        open_anchors.add(anchor)
+                    if strict and opening_map:
+                        frame.seen = set()
+                container = {} if opening_map else []
+                is_map = opening_map
+                key = _NO_KEY
                 continue
             elif kind is MappingEnd or kind is SequenceEnd:
-                frame = stack.pop()
-                value = frame.container
-                if frame.merges is not None:
-                    value = self._merged(frame.merges, value)
-                size = decoded - frame.start + 1
-                if frame.anchor is not None:
-                    open_anchors.discard(frame.anchor)
-                    anchors[frame.anchor] = (value, size)
-                if frame.stream:
-                    value = []
-                    stack[0].streamed = frame.streamed
-                if not stack:
-                    doc_streamed = frame.streamed
+                value = container
+                closed = frame
+                container, is_map, key, key_event, frame = stack.pop()
+                if closed is not None:
+                    if closed.merges is not None:
+                        value = self._merged(closed.merges, value)
+                    if closed.anchor is not None:
+                        open_anchors.discard(closed.anchor)
+                        anchors[closed.anchor] = (value, decoded - closed.start + 1)
+                    if closed.stream:
+                        value = []
+                        if frame is None:
+                            frame = _Frame(0, None)
+                        frame.streamed = closed.streamed
+                    if not stack:
+                        doc_streamed = closed.streamed
             elif kind is AliasEvent:
                 name = event.anchor
                 if name in open_anchors:
@@ -288,6 +308,12 @@ class _YamlBuilder:
                 aliased += size
                 if aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(decoded):
                     raise self._fail("document contains excessive aliasing", event)
+                if is_map and key is _NO_KEY:
+                    if isinstance(value, (dict, list)):
+                        raise self._fail("a mapping key must be a scalar, not a list or mapping", event)
+                    key = value
+                    key_event = event
+                    continue
             elif kind is DocumentStart:
                 number += 1
                 root = None
@@ -302,35 +328,28 @@ class _YamlBuilder:
                 return
             else:
                 continue
-            # Place the finished value in its parent.
-            if not stack:
+            # Place the finished value in the open container.
+            if container is None:
                 root = value
-                continue
-            parent = stack[-1]
-            if parent.is_map:
-                if parent.key is _NO_KEY:
-                    if isinstance(value, (dict, list)):
-                        raise self._fail("a mapping key must be a scalar, not a list or mapping", event)
-                    parent.key = value
-                    parent.key_mark = event
-                    continue
-                key = parent.key
-                parent.key = _NO_KEY
-                if key == "<<" and parent.key_mark is not None and self._is_merge_key(parent.key_mark):
-                    if parent.merges is None:
-                        parent.merges = []
-                    parent.merges.append(self._merge_sources(value, parent.key_mark))
-                    continue
-                if parent.seen is not None:
-                    if key in parent.seen:
-                        raise self._fail(f'key "{key}" already set in map', parent.key_mark)
-                    parent.seen.add(key)
-                parent.container[key] = value
-            elif parent.stream:
-                yield Item(number, parent.streamed, value)
-                parent.streamed += 1
+            elif is_map:
+                if key == "<<" and self._is_merge_key(key_event):
+                    if frame is None:
+                        frame = _Frame(0, None)
+                    if frame.merges is None:
+                        frame.merges = []
+                    frame.merges.append(self._merge_sources(value, key_event))
+                else:
+                    if frame is not None and frame.seen is not None:
+                        if key in frame.seen:
+                            raise self._fail(f'key "{key}" already set in map', key_event)
+                        frame.seen.add(key)
+                    container[key] = value
+                key = _NO_KEY
+            elif frame is not None and frame.stream:
+                yield Item(number, frame.streamed, value)
+                frame.streamed += 1
             else:
-                parent.container.append(value)
+                container.append(value)
 
     @staticmethod
     def _is_merge_key(event: Any) -> bool:

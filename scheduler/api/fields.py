@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reprlib
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, NoReturn
 
 SHOWN_LIMIT = 80
@@ -117,10 +118,19 @@ def timestamp(value: Any, path: str) -> float | None:
 
 def parse_time(text: str, path: str) -> float:
     """Parse an RFC 3339 time string into seconds since the epoch."""
+    seconds = _seconds(text)
+    if seconds is None:
+        fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {shown(text)}")
+    return seconds
+
+
+@lru_cache(maxsize=1024)
+def _seconds(text: str) -> float | None:
+    # Objects read from one file share a few creation times.
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        fail(path, f"expected an RFC 3339 time such as 2026-01-01T00:00:00Z, got {shown(text)}")
+        return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()

@@ -176,7 +176,7 @@ class _Reader:
 
     def __init__(self) -> None:
         self.out = ClusterObjects()
-        self.seen: dict[tuple[str, str], str] = {}
+        self.seen: dict[tuple[str, str], tuple[str, int]] = {}
         self.skipped: set[str] = set()
         self.objects = 0
 
@@ -237,23 +237,28 @@ class _Reader:
             raise LoadError(source, number, "", field_prefix + "kind", "is required (e.g. kind: Pod)")
         if not isinstance(kind, str):
             raise LoadError(source, number, "", field_prefix + "kind", f"expected a string such as Pod or Node, got {_kind_of(kind)} {shown(kind)}")
-        what = _describe(item)
         self.objects += 1
         if kind in EXTENSION_KINDS:
             return self._extension(source, number, prefix, kind, item)
         parser = _PARSERS.get(kind)
         if parser is None:
             return lambda: self._skip(source, kind)
+        what = _describe(item)
         try:
             obj = parser(item, prefix)
         except FieldError as exc:
             raise LoadError(source, number, what, exc.path, _advice(item, exc)) from exc
 
+        # The step keeps the parsed object only, never the document (a List's items wait for it).
         def commit() -> None:
             key = (kind, f"{getattr(obj.meta, 'namespace', '')}/{obj.meta.name}")
-            if key in self.seen:
-                raise LoadError(source, number, what, field_prefix + "metadata.name", f"duplicate {kind} {shown(key[1].lstrip('/'))} (first in {self.seen[key]})")
-            self.seen[key] = f"{source} document {number}"
+            first = self.seen.get(key)
+            if first is not None:
+                raise LoadError(
+                    source, number, what, field_prefix + "metadata.name",
+                    f"duplicate {kind} {shown(key[1].lstrip('/'))} (first in {first[0]} document {first[1]})",
+                )
+            self.seen[key] = (source, number)
             getattr(self.out, _TARGETS[kind]).append(obj)
 
         return commit
