@@ -7,8 +7,10 @@ parser); the items of a `kind: List` are parsed one by one as they are read, so 
 
 from __future__ import annotations
 
+import gc
 import pathlib
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
@@ -281,9 +283,9 @@ class _Reader:
                 if first is not None:
                     raise LoadError(
                         source, number, _describe(item), (prefix + "." if prefix else "") + "metadata.name",
-                        f"duplicate {kind} {shown(key[1].lstrip('/'))} (first in {first})",
+                        f"duplicate {kind} {shown(key[1].lstrip('/'))} (first in {first[0]} document {first[1]})",
                     )
-                self.seen[key] = f"{source} document {number}"
+                self.seen[key] = (source, number)
             self.out.extensions.setdefault(kind, []).append(item)
 
         return commit
@@ -358,16 +360,34 @@ def _check_bound_pods(objs: ClusterObjects) -> None:
         )
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while objects are built in bulk.
+
+    Loading 100000 pods creates millions of long-lived objects; the collector would rescan the
+    growing heap again and again (12% of a large load) and find nothing to free. Reference
+    counting still frees everything else meanwhile; the collector's state is restored after.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_cluster(paths: list[str]) -> ClusterObjects:
     """Read every object from the files and folders; raise LoadError on the first bad one."""
     reader = _Reader()
-    for path in _files(paths):
-        try:
-            with path.open("rb") as stream:
-                reader.read(str(path), stream, json_text=path.suffix == ".json")
-        except OSError as exc:
-            raise LoadError(str(path), None, "", "", f"cannot read: {exc.strerror or exc}") from exc
-    return reader.finish(paths)
+    with _collector_paused():
+        for path in _files(paths):
+            try:
+                with path.open("rb") as stream:
+                    reader.read(str(path), stream, json_text=path.suffix == ".json")
+            except OSError as exc:
+                raise LoadError(str(path), None, "", "", f"cannot read: {exc.strerror or exc}") from exc
+        return reader.finish(paths)
 
 
 def load_cluster_text(data: str | bytes, source: str = "<upload>") -> ClusterObjects:
@@ -378,16 +398,17 @@ def load_cluster_text(data: str | bytes, source: str = "<upload>") -> ClusterObj
     """
     reader = _Reader()
     json_text = source.endswith(".json") or looks_like_json(data)
-    try:
-        reader.read(source, data, json_text=json_text)
-    except LoadError as exc:
-        if exc.syntax and json_text and not source.endswith(".json"):
-            # `{a: b}` is YAML's flow style, not JSON: read it as YAML (JSON is YAML too).
-            reader = _Reader()
-            reader.read(source, data, json_text=False)
-        else:
-            raise
-    return reader.finish([source])
+    with _collector_paused():
+        try:
+            reader.read(source, data, json_text=json_text)
+        except LoadError as exc:
+            if exc.syntax and json_text and not source.endswith(".json"):
+                # `{a: b}` is YAML's flow style, not JSON: read it as YAML (JSON is YAML too).
+                reader = _Reader()
+                reader.read(source, data, json_text=False)
+            else:
+                raise
+        return reader.finish([source])
 
 
 def objects_from_documents(documents: Iterable[tuple[str, int, Any]]) -> ClusterObjects:

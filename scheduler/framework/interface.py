@@ -250,6 +250,12 @@ class Handle(Protocol):
         """Move these pods to activeQ if they are waiting in the queue."""
         ...
 
+    def wake_at(self, moment: float) -> None:
+        """Wake the loop at `moment` and retry unschedulable pods then: for answers that change
+        with time alone (a reservation's or a node metric's expiry). Without it, a run on the
+        virtual clock ends once retries could change nothing, before that moment."""
+        ...
+
 
 PluginFactory = Callable[[Any, Handle], Plugin]
 """`new(args, handle) -> plugin`; args is the decoded args object or None."""

@@ -5,6 +5,7 @@ Each case was a hang, an exhausted memory, a traceback or a silent success befor
 
 from __future__ import annotations
 
+import gc
 import json
 import pathlib
 import subprocess
@@ -264,3 +265,13 @@ def test_load_cluster_text_names_the_source() -> None:
     assert str(caught.value) == "upload.yaml: document 1 (Pod p): spec.priority: expected an integer, got str 'x'"
     with pytest.raises(LoadError, match=r"^upload\.json: invalid JSON: line 1 column 2: expected '\"', found ','$"):
         load_cluster_text("{,}", "upload.json")
+
+
+def test_loading_restores_the_garbage_collector() -> None:
+    # The collector is paused while objects are built in bulk, and always restored.
+    assert gc.isenabled()
+    load_cluster_text(NODE, "upload.yaml")
+    assert gc.isenabled()
+    with pytest.raises(LoadError):
+        load_cluster_text("kind: 5\n", "upload.yaml")
+    assert gc.isenabled()
