@@ -8,7 +8,6 @@ values. A test checks that no other console module imports the engine.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -16,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import yaml
 
+from scheduler.api.documents import DocumentError, load_all, looks_like_json
 from scheduler.api.fields import FieldError, format_time
 from scheduler.api.loader import ClusterObjects, LoadError, objects_from_documents
 from scheduler.api.objects import Node, Pod
@@ -53,32 +52,27 @@ class NotFound(LookupError):
 
 
 # ----- parsing -----------------------------------------------------------------------------------
-def parse_documents(text: str, source: str) -> list[Any]:
-    """YAML (multi-document) or JSON text as a list of documents; BadInput names the line."""
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BadInput(source, f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-        return doc if isinstance(doc, list) else [doc]
+def parse_documents(text: str | bytes, source: str) -> list[Any]:
+    """YAML (multi-document) or JSON text as a list of documents, read with the engine's bounds
+    (nesting depth, go-yaml's alias expansion limit); BadInput names the line."""
     try:
-        return [d for d in yaml.load_all(text, Loader=_BoundedLoader) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise BadInput(source, f"{source}: invalid YAML{where}: {problem}") from exc
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases: uploads from the web never expand an alias bomb."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.YAMLError(f"YAML aliases are not accepted (alias *{event.anchor} at line {event.start_mark.line + 1})")
-        return super().compose_node(parent, index)
+        if looks_like_json(text):
+            try:
+                docs = load_all(text, json_text=True)
+            except DocumentError:
+                docs = load_all(text)  # `{a: b}` is YAML flow style, not JSON
+        else:
+            docs = load_all(text)
+    except DocumentError as exc:
+        kind = "JSON" if looks_like_json(text) else "YAML"
+        raise BadInput(source, f"{source}: invalid {kind}: {exc}") from exc
+    out: list[Any] = []
+    for doc in docs:
+        if isinstance(doc, list) and looks_like_json(text):
+            out.extend(doc)
+        elif doc is not None:
+            out.append(doc)
+    return out
 
 
 def load_objects(documents: Iterable[Any], source: str, known: Iterable[Any] = ()) -> ClusterObjects:

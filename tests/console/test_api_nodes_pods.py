@@ -87,7 +87,7 @@ def test_create_duplicate_pod_is_refused(engine, api) -> None:
 def test_yaml_that_does_not_parse(engine, api) -> None:
     response = api.post("/api/pods/", "kind: Pod\n  metadata: [", content_type="application/yaml")
     assert response.status_code == 400
-    assert "invalid YAML at line" in response.json()["detail"]
+    assert "invalid YAML: line 2 column 11" in response.json()["detail"]
 
 
 def test_delete_pod(engine, api) -> None:
@@ -110,11 +110,18 @@ def test_import_is_all_or_nothing(engine, api) -> None:
     assert api.get("/api/pods/default/imp-3/").status_code == 404
 
 
-def test_import_refuses_yaml_aliases(engine, api) -> None:
-    bomb = "a: &a [x, x]\nb: &b [*a, *a]\nkind: Pod\n"
-    response = api.post("/api/import/", bomb, content_type="application/yaml")
+def test_import_refuses_an_alias_bomb(engine, api) -> None:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    response = api.post("/api/import/", "\n".join(lines) + "\nkind: Pod\n", content_type="application/yaml")
     assert response.status_code == 400
-    assert "aliases are not accepted" in json.dumps(response.json())
+    assert "excessive aliasing" in json.dumps(response.json())
+
+
+def test_import_refuses_deep_nesting(engine, api) -> None:
+    response = api.post("/api/import/", "[" * 5000 + "]" * 5000, content_type="application/json")
+    assert response.status_code == 400
+    assert "nest" in json.dumps(response.json()).lower()
 
 
 def test_import_empty_file(engine, api) -> None:
