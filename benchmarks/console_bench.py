@@ -199,6 +199,34 @@ def latency(nodes: int, init: int, concurrency: int, requests: int) -> dict[str,
         console.stop()
 
 
+WRK_SCRIPT = """
+done = function(summary, latency, requests)
+  io.write(string.format("wrk %d %d %d %d %d\\n", summary.requests, latency:percentile(50), latency:percentile(95), latency.max, summary.errors.status))
+end
+"""
+
+
+def latency_wrk(nodes: int, init: int, concurrency: int, seconds: int) -> dict[str, Any] | None:
+    """The same with wrk (Debian's `wrk`), keep-alive connections and a C client: the server's latency
+    without a Python client's own queueing. None when wrk is not installed."""
+    import shutil
+
+    if shutil.which("wrk") is None:
+        return None
+    console = Console(nodes, init, 0)
+    try:
+        script = console.var / "p95.lua"
+        script.write_text(WRK_SCRIPT)
+        out = subprocess.run(["wrk", "-t2", f"-c{concurrency}", f"-d{seconds}s", "-s", str(script), "-H", f"Authorization: Token {console.token}",
+                              f"{console.url}/apis/v1/nodes/node-{nodes // 2:05d}"], capture_output=True, text=True, check=True).stdout
+        line = next(ln for ln in out.splitlines() if ln.startswith("wrk "))
+        requests, p50, p95, worst, errors = (int(x) for x in line.split()[1:])
+        return {"client": "wrk", "concurrency": concurrency, "requests": requests, "rps": round(requests / seconds, 1), "p50_ms": round(p50 / 1000, 1),
+                "p95_ms": round(p95 / 1000, 1), "max_ms": round(worst / 1000, 1), "non_2xx": errors}
+    finally:
+        console.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=5000)
@@ -222,6 +250,10 @@ def main() -> None:
         print(json.dumps({"run": "hosted_ws", **result}), flush=True)
     lat = latency(args.nodes, args.init_pods, args.concurrency, args.requests)
     print(json.dumps({"run": "nodes_route_latency", **lat}), flush=True)
+    lat_wrk = latency_wrk(args.nodes, args.init_pods, args.concurrency, 15)
+    if lat_wrk is not None:
+        print(json.dumps({"run": "nodes_route_latency", **lat_wrk}), flush=True)
+        lat = lat_wrk
     med = {k: statistics.median(v) for k, v in runs.items()}
     print(json.dumps({"summary": med, "hosted_vs_bare": round(med["hosted"] / med["bare"], 3), "ws_vs_hosted": round(med["hosted_ws"] / med["hosted"], 3),
                       "nodes_route_p95_ms": lat["p95_ms"]}), flush=True)

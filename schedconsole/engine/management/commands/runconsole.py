@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import secrets
 import sys
@@ -52,8 +53,15 @@ class Command(BaseCommand):
 
         call_command("migrate", interactive=False, verbosity=0)
         ensure_admin(self.stdout)
+        # Web and engine share this process: hand the GIL over sooner than CPython's 5 ms default,
+        # so a request the engine answers is not held up behind a busy event loop (and back).
+        sys.setswitchinterval(0.001)
         host = get_host()
         host.start()
+        # The cluster just loaded is long-lived: keep the cyclic collector from rescanning it on
+        # every full collection (those pauses were the tail of request latency).
+        gc.collect()
+        gc.freeze()
         trickle = Trickle(settings.DEMO_TRICKLE_PODS_PER_SECOND) if settings.DEMO_CLUSTER and settings.DEMO_TRICKLE_PODS_PER_SECOND > 0 else None
         if trickle is not None:
             trickle.start()
