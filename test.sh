@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ./setup.sh
-.venv/bin/ruff check scheduler schedconsole tests
+.venv/bin/ruff check scheduler schedconsole tests benchmarks
 .venv/bin/mypy
 .venv/bin/python manage.py makemigrations --check --dry-run >/dev/null
 .venv/bin/python -m pytest "$@"

@@ -77,7 +77,7 @@ class Console:
         seed = [node_doc(i) for i in range(nodes)] + [pod_doc("init", i, f"node-{i % nodes:05d}") for i in range(init)]
         (self.var / "seed.json").write_text(json.dumps(seed))
         code = ("import django, json; django.setup(); from django.core.management import call_command; call_command('migrate', verbosity=0); "
-                "from schedconsole.engine.store import save_documents; save_documents(json.load(open(%r)))" % str(self.var / "seed.json"))
+                f"from schedconsole.engine.store import save_documents; save_documents(json.load(open({str(self.var / 'seed.json')!r})))")
         subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=self.env, check=True)
         self.log = (self.var / "console.log").open("w")
         self.proc = subprocess.Popen([sys.executable, "manage.py", "runconsole"], cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
