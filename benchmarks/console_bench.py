@@ -140,7 +140,7 @@ def hosted(nodes: int, init: int, pods: int, clients: int) -> dict[str, Any]:
             first = db.execute("SELECT MIN(at) FROM history_attempt WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
             last = db.execute("SELECT MAX(at) FROM cluster_binding WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
             attempts = db.execute("SELECT COUNT(*) FROM history_attempt WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
-            score_rows = db.execute("SELECT COUNT(*) FROM history_scorerow").fetchone()[0]
+            score_rows = sum(len(json.loads(d).get("scoreTable", {}).get("rows", [])) for (d,) in db.execute("SELECT detail FROM history_attempt"))
         seconds = _ts(last) - _ts(first)
         time.sleep(1.0)
         result = {"pods": pods, "seconds": round(seconds, 3), "pods_per_second": round(pods / seconds, 1), "attempts_stored": attempts,

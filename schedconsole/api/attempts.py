@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from schedconsole.api.base import ConsoleAPIView
+from schedconsole.engine.bridge import score_table
 from schedconsole.history.models import Attempt
 
 
@@ -34,9 +35,7 @@ def attempt_json(attempt: Attempt, full: bool) -> dict[str, Any]:
         for key in ("filter", "filterTruncated", "numAllNodes", "scoredNodes", "timings"):
             if key in detail:
                 out[key] = detail[key]
-        rows = list(attempt.score_rows.all())
-        out["scores"] = {r.node: r.plugins for r in rows}
-        out["totals"] = {r.node: r.total for r in rows}
+        out["scores"], out["totals"] = score_table(detail)
     return out
 
 

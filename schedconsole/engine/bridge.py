@@ -544,9 +544,10 @@ def _camel(name: str) -> str:
 
 
 # ----- records ----------------------------------------------------------------------------------
-def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> tuple[dict[str, Any], list[tuple[str, int, dict[str, int]]]]:
-    """An attempt as the history stores it: section 5's entry without scores, and the score rows
-    (node, weighted total, normalized score per plugin) of the `score_nodes` highest totals."""
+def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> dict[str, Any]:
+    """An attempt as the history stores it: section 5's entry, with the scores as a compact table
+    (`scoreTable`: the plugins, then one row `[node, weighted total, [normalized score per plugin]]`
+    for each of the `score_nodes` highest totals) and up to `filter_nodes` filter failures."""
     failures = record.filter_failures()
     entry: dict[str, Any] = {
         "pod": record.pod,
@@ -562,20 +563,31 @@ def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> tu
         "at": record.at,
         "feasibleNodes": record.feasible_nodes,
         "numAllNodes": record.num_all_nodes,
-        "timings": {k: round(v, 6) for k, v in record.timings.items()},
+        "timings": record.timings,
     }
     if len(failures) > filter_nodes:
         entry["filter"] = dict(list(failures.items())[:filter_nodes])
         entry["filterTruncated"] = len(failures) - filter_nodes
-    rows: list[tuple[str, int, dict[str, int]]] = []
     so = record.score_outcome
     entry["scoredNodes"] = len(so.positions) if so is not None and so.plugins else 0
     if so is not None and so.plugins and score_nodes > 0:
         cols = np.argsort(-so.totals, kind="stable")[:score_nodes]
-        names, plugins = record.names, so.plugins
-        for pos, total, scores in zip(so.positions[cols].tolist(), so.totals[cols].tolist(), so.matrix[:, cols].T.tolist(), strict=True):
-            rows.append((names[pos], total, dict(zip(plugins, scores, strict=True))))
-    return entry, rows
+        names = record.names
+        rows = [
+            [names[pos], total, scores]
+            for pos, total, scores in zip(so.positions[cols].tolist(), so.totals[cols].tolist(), so.matrix[:, cols].T.tolist(), strict=True)
+        ]
+        entry["scoreTable"] = {"plugins": list(so.plugins), "rows": rows}
+    return entry
+
+
+def score_table(entry: dict[str, Any]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """`scores` and `totals` (section 5's shapes) from a stored entry's score table."""
+    table = entry.get("scoreTable") or {"plugins": [], "rows": []}
+    plugins = table["plugins"]
+    scores = {node: dict(zip(plugins, values, strict=True)) for node, _, values in table["rows"]}
+    totals = {node: total for node, total, _ in table["rows"]}
+    return scores, totals
 
 
 def live_message(record: AttemptRecord) -> dict[str, Any]:
@@ -615,6 +627,7 @@ __all__ = [
     "pod_manifest",
     "record_key",
     "record_row",
+    "score_table",
     "with_defaults",
 ]
 

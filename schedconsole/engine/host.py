@@ -26,6 +26,7 @@ from schedconsole.engine.store import Store, load_documents
 
 log = logging.getLogger(__name__)
 IDLE_WAIT = 0.5
+_FIRE_AND_FORGET: Future[Any] = Future()  # marks posted work that nobody waits for
 
 
 class EngineUnavailable(RuntimeError):
@@ -97,7 +98,8 @@ class EngineHost:
                     pass
             self.engine.stop()
         for _, future in list(self._requests):
-            future.set_exception(EngineUnavailable("the engine stopped"))
+            if future is not _FIRE_AND_FORGET and future.set_running_or_notify_cancel():
+                future.set_exception(EngineUnavailable("the engine stopped"))
         self._requests.clear()
         if self.store is not None:
             self.store.stop(timeout)
@@ -110,8 +112,7 @@ class EngineHost:
     # ----- requests ------------------------------------------------------------------------------
     def post(self, fn: Callable[[], None]) -> None:
         """Run fn on the engine thread between cycles (fire and forget)."""
-        future: Future[Any] = Future()
-        self._requests.append((fn, future))
+        self._requests.append((fn, _FIRE_AND_FORGET))
         self._wake.set()
 
     def submit(self, op: str, payload: dict[str, Any] | None = None) -> Future[Any]:
@@ -138,6 +139,9 @@ class EngineHost:
     def _serve_requests(self) -> None:
         while self._requests:
             fn, future = self._requests.popleft()
+            if future is _FIRE_AND_FORGET:
+                fn()
+                continue
             if not future.set_running_or_notify_cancel():
                 continue
             try:

@@ -6,7 +6,8 @@ from django.db import models
 
 
 class Attempt(models.Model):
-    """One scheduling attempt: DESIGN section 5's `results[]` entry."""
+    """One scheduling attempt: DESIGN section 5's `results[]` entry (`detail`), its score rows as a
+    table in `detail["scoreTable"]`, and the columns lists are filtered by."""
 
     at = models.DateTimeField(db_index=True)
     pod = models.CharField(max_length=507)
@@ -26,19 +27,3 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pod} #{self.attempt} {self.outcome}"
-
-
-class ScoreRow(models.Model):
-    """One scored node of an attempt: its weighted total and normalized per-plugin scores."""
-
-    attempt = models.ForeignKey(Attempt, on_delete=models.CASCADE, related_name="score_rows")
-    rank = models.IntegerField()
-    node = models.CharField(max_length=253)
-    total = models.BigIntegerField()
-    plugins = models.JSONField()
-
-    class Meta:
-        ordering = ["attempt", "rank"]
-
-    def __str__(self) -> str:
-        return f"{self.node}: {self.total}"

@@ -10,7 +10,7 @@ from django.conf import settings as django_settings
 from django.db import connection
 
 from schedconsole.cluster.models import Binding, ClusterObject
-from schedconsole.history.models import Attempt, ScoreRow
+from schedconsole.history.models import Attempt
 from tests.console.conftest import SMALL_CLUSTER, TWO_PROFILES, pod, settle, wait_for
 
 
@@ -25,7 +25,7 @@ def test_restart_reschedules_assumed_pods_and_keeps_history(start_engine) -> Non
     host.stop()  # the process dies: binding cycles that had not begun are lost
     assert Binding.objects.count() == 0
     assert Attempt.objects.count() == 6
-    assert ScoreRow.objects.filter(attempt__pod="default/r0").count() == 3
+    assert len(Attempt.objects.get(pod="default/r0").detail["scoreTable"]["rows"]) == 3
 
     host = start_engine()
     wait_for(lambda: Binding.objects.count() == 6)

@@ -55,7 +55,7 @@ class Command(BaseCommand):
         ensure_admin(self.stdout)
         # Web and engine share this process: hand the GIL over sooner than CPython's 5 ms default,
         # so a request the engine answers is not held up behind a busy event loop (and back).
-        sys.setswitchinterval(0.001)
+        sys.setswitchinterval(float(os.getenv("SCHEDCONSOLE_SWITCH_INTERVAL", "0.001")))
         host = get_host()
         host.start()
         # The cluster just loaded is long-lived: keep the cyclic collector from rescanning it on
