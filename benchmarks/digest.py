@@ -39,6 +39,7 @@ def _openb(data: str, nodes: int | None, pods: int | None) -> Any:
     spec = importlib.util.spec_from_file_location("digest_bench", here)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules["digest_bench"] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module.openb(Path(data), nodes, pods)
 

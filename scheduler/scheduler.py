@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
 from scheduler.cache import Cache
@@ -93,17 +94,25 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 def fit_error_message(
-    num_all_nodes: int, pre_filter_msg: str, reasons: Iterable[Iterable[str]], post_filter_msg: str
+    num_all_nodes: int,
+    pre_filter_msg: str,
+    reasons: Iterable[Iterable[str]],
+    post_filter_msg: str,
+    reason_counts: Mapping[str, int] | None = None,
 ) -> str:
-    """kube-scheduler's FitError text: a sorted histogram of reasons, then PostFilter's message."""
+    """kube-scheduler's FitError text: a sorted histogram of reasons, then PostFilter's message.
+
+    The histogram comes from `reason_counts` when given (already counted), else from `reasons`.
+    """
     msg = NO_NODE_AVAILABLE.format(num_all_nodes) + ":"
     if pre_filter_msg:
         msg += f" {pre_filter_msg}."
     else:
-        counts: dict[str, int] = {}
-        for node_reasons in reasons:
-            for reason in node_reasons:
-                counts[reason] = counts.get(reason, 0) + 1
+        counts: dict[str, int] = dict(reason_counts) if reason_counts is not None else {}
+        if reason_counts is None:
+            for node_reasons in reasons:
+                for reason in node_reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
         parts = sorted(f"{v} {k}" for k, v in counts.items())
         if parts:
             msg += f" {', '.join(parts)}."
@@ -145,6 +154,18 @@ class NodeStatusReader:
             return Status()
         return Status(Code(int(fo.failed_codes[i])), fo.all_reasons()[i], fo.failed_plugins[i])
 
+    def rows_with_code(self, code: Code) -> npt.NDArray[np.int64]:
+        """The snapshot rows whose status has this code."""
+        if self._uniform is not None:
+            if self._uniform["code"] != code.label:
+                return np.zeros(0, dtype=np.int64)
+            return np.arange(len(self._record.names), dtype=np.int64)
+        fo = self._record.filter_outcome
+        if fo is None:
+            return np.zeros(0, dtype=np.int64)
+        rows: npt.NDArray[np.int64] = fo.failed_positions[fo.failed_codes == int(code)]
+        return rows
+
     def names_with_code(self, code: Code) -> list[str]:
         """The nodes whose status has this code (`NodesForStatusCode`, without absent nodes)."""
         if self._uniform is not None:
@@ -156,9 +177,14 @@ class NodeStatusReader:
         return [names[p] for p in fo.failed_positions[fo.failed_codes == int(code)].tolist()]
 
     def reasons(self) -> list[tuple[str, ...]]:
-        """Every failed node's reasons (for the FailedScheduling histogram)."""
+        """Every failed node's reasons."""
         fo = self._record.filter_outcome
         return fo.all_reasons() if fo is not None else []
+
+    def reason_counts(self) -> dict[str, int]:
+        """How many failed nodes gave each reason (for the FailedScheduling histogram)."""
+        fo = self._record.filter_outcome
+        return fo.reason_counts() if fo is not None else {}
 
 
 @dataclass(slots=True, eq=False)
@@ -308,6 +334,7 @@ class Scheduler:
             initial_backoff=float(config.pod_initial_backoff_seconds),
             max_backoff=float(config.pod_max_backoff_seconds),
             pop_from_backoff=pop_from_backoff,
+            interest_key=_rejectors,
         )
         self._register_events()
         # scheduler_pending_pods is read from the queue whenever metrics are exported.
@@ -514,7 +541,7 @@ class Scheduler:
         record.feasible_nodes = len(feasible)
         record.evaluated_nodes = len(feasible) + len(outcome.failed_positions)
         if len(feasible) == 0:
-            rejectors = set(outcome.failed_plugins)
+            rejectors = outcome.rejectors()
             return None, rejectors, Status(Code.UNSCHEDULABLE, (), "")
         if len(feasible) == 1:
             return snap.names[int(feasible[0])], set(), Status()
@@ -645,7 +672,7 @@ class Scheduler:
                 victims = state.get(VICTIMS_KEY)
                 if victims and nominated:
                     record.victims = [v.key for v in victims]
-            record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, [] if pre_msg else statuses.reasons(), post_msg)
+            record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, (), post_msg, {} if pre_msg else statuses.reason_counts())
         record.outcome = "Error" if is_error else ("Nominated" if nominated else "Unschedulable")
         record.nominated_node = nominated
         if nominated:
@@ -947,7 +974,7 @@ class Scheduler:
                 else:
                     statuses = NodeStatusReader(record)
                     pre_msg = status.message if record.pre_filter_statuses else ""
-                    record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, [] if pre_msg else statuses.reasons(), "")
+                    record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, (), "", {} if pre_msg else statuses.reason_counts())
                 return record
             finally:
                 self.next_start_index = start_index
@@ -999,6 +1026,11 @@ class Scheduler:
         self._update_pending()
         self.run_end = RunEnd(reason, self._pending_count(), tuple(stuck or ()))
         return self.run_end
+
+
+def _rejectors(qpi: QueuedPodInfo) -> frozenset[str]:
+    """What `Scheduler._interested` reads of a pod: the plugins that rejected or hold it."""
+    return frozenset(qpi.unschedulable_plugins | qpi.pending_plugins)
 
 
 def go_duration(seconds: float) -> str:

@@ -77,11 +77,45 @@ class FilterOutcome:
     processed: int
     failed_positions: npt.NDArray[np.int64]
     failed_codes: npt.NDArray[np.int8]
-    failed_plugins: list[str]
+    plugin_names: list[str]
+    """The Filter plugins that ran, indexed by `failed_plugin_index`."""
+    failed_plugin_index: npt.NDArray[np.int64]
+    """Per failure, its first failing plugin's index in `plugin_names` (-1: see `plugin_overrides`)."""
     reasons_of: Callable[[int], tuple[str, ...]]
     error: Status | None = None
     bulk_reasons: Callable[[], list[tuple[str, ...]]] | None = None
+    plugin_overrides: dict[int, str] = field(default_factory=dict)
+    """Failures judged one by one (nominated pods, hooks): failure index -> the failing plugin."""
+    counts: Callable[[], dict[str, int]] | None = None
     _reasons: list[tuple[str, ...]] | None = None
+    _failed_plugins: list[str] | None = None
+
+    @property
+    def failed_plugins(self) -> list[str]:
+        """Per failure, the plugin that failed it (built on first use)."""
+        if self._failed_plugins is None:
+            names = self.plugin_names
+            out = [names[k] if k >= 0 else "" for k in self.failed_plugin_index.tolist()]
+            for j, plugin in self.plugin_overrides.items():
+                out[j] = plugin
+            self._failed_plugins = out
+        return self._failed_plugins
+
+    def rejectors(self) -> set[str]:
+        """The distinct plugins that failed some node."""
+        found = {self.plugin_names[int(k)] for k in np.unique(self.failed_plugin_index).tolist() if k >= 0}
+        found.update(self.plugin_overrides.values())
+        return found
+
+    def reason_counts(self) -> dict[str, int]:
+        """How many failed nodes gave each reason (the FailedScheduling histogram)."""
+        if self.counts is not None and self._reasons is None:
+            return self.counts()
+        out: dict[str, int] = {}
+        for node_reasons in self.all_reasons():
+            for reason in node_reasons:
+                out[reason] = out.get(reason, 0) + 1
+        return out
 
     def all_reasons(self) -> list[tuple[str, ...]]:
         """Reasons of every failure, aligned with failed_positions (computed once)."""
@@ -95,8 +129,9 @@ class FilterOutcome:
     def statuses(self, snapshot: Snapshot) -> dict[str, Status]:
         """Per failed node, its first failing plugin's status (built on demand)."""
         reasons = self.all_reasons()
+        plugins = self.failed_plugins
         return {
-            snapshot.names[int(pos)]: Status(Code(int(self.failed_codes[i])), reasons[i], self.failed_plugins[i])
+            snapshot.names[int(pos)]: Status(Code(int(self.failed_codes[i])), reasons[i], plugins[i])
             for i, pos in enumerate(self.failed_positions)
         }
 
@@ -503,18 +538,58 @@ class Framework:
                     out[j] = per_node_status[i].reasons
             return out
 
-        failed_plugins = [
-            per_node_status[int(i)].plugin if int(i) in per_node_status else plugin_names[int(fail_at[i])] for i in failed_idx
-        ]
+        def counts() -> dict[str, int]:
+            # Per batch chunk, failures grouped by reason key: one reasons() call per distinct key.
+            out: dict[str, int] = {}
+            failed_at = fail_at[failed_idx]
+            done = np.zeros(len(failed_idx), dtype=np.bool_)
+            for j in per_node_status_j:
+                done[j] = True
+            for k, judged_chunks in batch_results.items():
+                mine = np.flatnonzero((failed_at == k) & ~done)
+                for judged, res in judged_chunks:
+                    if mine.size == 0:
+                        break
+                    at = np.searchsorted(judged, failed_idx[mine])
+                    inside = at < len(judged)
+                    hit = np.zeros(len(mine), dtype=np.bool_)
+                    hit[inside] = judged[at[inside]] == failed_idx[mine[inside]]
+                    ats = at[hit]
+                    if res.keys is None:
+                        groups = [(int(a), 1) for a in ats.tolist()]
+                    else:
+                        _, first, num = np.unique(res.keys[ats], return_index=True, return_counts=True)
+                        groups = [(int(ats[f]), int(c)) for f, c in zip(first.tolist(), num.tolist(), strict=True)]
+                    for a, c in groups:
+                        for reason in res.reasons(a):
+                            out[reason] = out.get(reason, 0) + c
+                    mine = mine[~hit]
+            for j in per_node_status_j:
+                for reason in per_node_status[int(failed_idx[j])].reasons:
+                    out[reason] = out.get(reason, 0) + 1
+            return out
+
+        failed_plugin_index = fail_at[failed_idx]
+        overrides: dict[int, str] = {}
+        per_node_status_j: list[int] = []
+        if per_node_status:
+            for j, i in enumerate(failed_idx.tolist()):
+                st = per_node_status.get(i)
+                if st is not None:
+                    per_node_status_j.append(j)
+                    overrides[j] = st.plugin
         self.recorder.extension_point("Filter", Code.SUCCESS, self.profile_name, time.perf_counter() - started)
         return FilterOutcome(
             feasible=candidates[feasible_idx],
             processed=processed,
             failed_positions=candidates[failed_idx],
             failed_codes=codes[failed_idx],
-            failed_plugins=failed_plugins,
+            plugin_names=plugin_names,
+            failed_plugin_index=failed_plugin_index,
             reasons_of=reasons_of,
             bulk_reasons=bulk_reasons,
+            plugin_overrides=overrides,
+            counts=counts,
         )
 
     def _filter_error(self, plugin: str, exc: BaseException, started: float, hook: bool = False) -> FilterOutcome:
@@ -522,7 +597,7 @@ class Framework:
         status.plugin = plugin
         self.recorder.extension_point("Filter", Code.ERROR, self.profile_name, time.perf_counter() - started)
         empty = np.zeros(0, dtype=np.int64)
-        return FilterOutcome(empty, 0, empty, np.zeros(0, np.int8), [], lambda _i: (), status)
+        return FilterOutcome(empty, 0, empty, np.zeros(0, np.int8), [], empty, lambda _i: (), status)
 
     def run_post_filter(self, state: CycleState, pod: Pod, statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
         """PostFilter: the first plugin that returns Success (or Error) ends it."""

@@ -22,6 +22,8 @@ from scheduler.framework.nodeinfo import NodeInfo, PodInfo, Resource, is_scalar_
 FIXED_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+NO_POD_PRIORITY = 2**63 - 1
+"""`lowest_priority` of a node without pods: no preemptor's priority is above it."""
 MAX_SELECTOR_COUNTERS = 64
 """Live selector counters kept at most; each one costs a selector match in every add_pod/remove_pod."""
 
@@ -55,6 +57,9 @@ class Snapshot:
         # Pods with (anti-)affinity per node: upstream's HavePodsWith*AffinityList, as counts.
         self._affinity_pods = np.zeros(0, dtype=np.int64)
         self._anti_affinity_pods = np.zeros(0, dtype=np.int64)
+        # The lowest priority among each node's pods (NO_POD_PRIORITY when it has none): a node
+        # whose lowest priority is not below a preemptor's holds no victim for it.
+        self._lowest_priority = np.zeros(0, dtype=np.int64)
         self.generation = 0
         self.node_generation = 0
         self.namespaces: dict[str, dict[str, str]] = {}
@@ -160,6 +165,7 @@ class Snapshot:
         self._unschedulable = grown(self._unschedulable, (cap,))  # type: ignore[assignment]
         self._affinity_pods = grown(self._affinity_pods, (cap,))  # type: ignore[assignment]
         self._anti_affinity_pods = grown(self._anti_affinity_pods, (cap,))  # type: ignore[assignment]
+        self._lowest_priority = grown(self._lowest_priority, (cap,))  # type: ignore[assignment]
         for by_selector in self._counters.values():
             for selector, arr in by_selector.items():
                 by_selector[selector] = grown(arr, (cap,))  # type: ignore[assignment]
@@ -194,6 +200,7 @@ class Snapshot:
         self._pod_count[pos] = 0
         self._affinity_pods[pos] = 0
         self._anti_affinity_pods[pos] = 0
+        self._lowest_priority[pos] = NO_POD_PRIORITY
         for by_selector in self._counters.values():
             for arr in by_selector.values():
                 arr[pos] = 0
@@ -230,6 +237,7 @@ class Snapshot:
             self._unschedulable,
             self._affinity_pods,
             self._anti_affinity_pods,
+            self._lowest_priority,
             *(arr for by_selector in self._counters.values() for arr in by_selector.values()),
         ):
             arr[pos : n - 1] = arr[pos + 1 : n]
@@ -289,6 +297,9 @@ class Snapshot:
             self._affinity_pods[pos] += 1
         if info.required_anti_affinity_terms:
             self._anti_affinity_pods[pos] += 1
+        prio = pod.effective_priority
+        if prio < self._lowest_priority[pos]:
+            self._lowest_priority[pos] = prio
         self._count_selected(pod, pos, 1)
         if pod.volumes:
             self._count_claims(pod, 1)
@@ -314,6 +325,9 @@ class Snapshot:
             self._affinity_pods[pos] -= 1
         if info.required_anti_affinity_terms:
             self._anti_affinity_pods[pos] -= 1
+        if old.effective_priority <= self._lowest_priority[pos]:
+            rest = self.node_infos[pos].pods
+            self._lowest_priority[pos] = min((p.pod.effective_priority for p in rest), default=NO_POD_PRIORITY)
         self._count_selected(old, pos, -1)
         if old.volumes:
             self._count_claims(old, -1)
@@ -333,6 +347,11 @@ class Snapshot:
     def is_pvc_used_by_pods(self, key: str) -> bool:
         """Whether a pod on some node uses the claim `namespace/name` (`IsPVCUsedByPods`)."""
         return key in self.pvc_ref_counts
+
+    @property
+    def lowest_priority(self) -> npt.NDArray[np.int64]:
+        """The lowest priority among each node's pods; NO_POD_PRIORITY for a node without pods."""
+        return self._lowest_priority[: self.num_nodes]
 
     def node_of_pod(self, uid: str) -> str | None:
         """The node a pod is accounted on, if any."""

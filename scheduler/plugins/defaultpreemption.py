@@ -11,6 +11,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from scheduler.api.objects import Pod, PodDisruptionBudget
 from scheduler.config.args import DefaultPreemptionArgs
 from scheduler.framework.interface import Handle
@@ -27,6 +30,7 @@ from scheduler.framework.types import (
 )
 from scheduler.preemption.evaluator import (
     DISRUPTION_TARGET,
+    NO_VICTIMS,
     NOMINATING_KEY,
     PREEMPTION_BY_SCHEDULER,
     Evaluator,
@@ -39,7 +43,6 @@ from scheduler.preemption.evaluator import (
 NAME = "DefaultPreemption"
 ASYNC_GATE = "SchedulerAsyncPreemption"
 WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
-NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
@@ -96,6 +99,11 @@ def filter_pods_with_pdb_violation(
     return violating, non_violating
 
 
+def _always_eligible(node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+    """The default extra eligibility rule: none."""
+    return True
+
+
 def _gate_enabled(handle: Any, gate: str) -> bool:
     sched = getattr(handle, "scheduler", None)
     gates = getattr(sched, "feature_gates", None)
@@ -117,7 +125,7 @@ class DefaultPreemption:
         self.handle = handle
         self.enable_async = enable_async
         # Extra victim eligibility on top of "lower priority than the preemptor" (upstream IsEligiblePod).
-        self.is_eligible_pod: IsEligiblePod = lambda node_info, victim, preemptor: True
+        self.is_eligible_pod: IsEligiblePod = _always_eligible
         # Victim order, most important first (upstream MoreImportantPod).
         self.more_important_pod: MoreImportantPod = lambda a, b: more_important_pod(a, b, handle.now())
         self._default_more_important_pod = self.more_important_pod
@@ -177,6 +185,14 @@ class DefaultPreemption:
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
         """A victim must have lower priority than the preemptor and pass `is_eligible_pod`."""
         return victim.pod.effective_priority < preemptor.effective_priority and self.is_eligible_pod(node_info, victim, preemptor)
+
+    def may_hold_victims(self, pod: Pod, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
+        """Per snapshot row, whether a pod there has lower priority than `pod`; None when custom
+        eligibility rules apply (then only select_victims_on_node can tell)."""
+        if self.is_eligible_pod is not _always_eligible or type(self).is_preemption_allowed is not DefaultPreemption.is_preemption_allowed:
+            return None
+        lowest: npt.NDArray[np.int64] = self.handle.snapshot.lowest_priority
+        return lowest[rows] < pod.effective_priority
 
     def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
         """Not with preemptionPolicy Never, nor while a victim it already preempted on its
