@@ -373,6 +373,20 @@ class Framework:
         """The RemovePod extensions of PreFilter plugins not skipped in this cycle."""
         return self._run_pre_filter_extension("RemovePod", state, pod, to_remove, node_info)
 
+    def active_filters(self, state: CycleState) -> list[tuple[str, Any]] | None:
+        """(name, plugin) of the Filter plugins this cycle runs per node, in order; None when
+        FilterPhaseHooks may change what they see."""
+        ext = self.extension
+        if ext is not None and ext.hooks.filter:
+            return None
+        skipped = state.skip_filter_plugins
+        return [(e.name, e.plugin) for e in self.points["filter"] if e.name not in skipped]
+
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether some PreFilter plugin not skipped in this cycle has AddPod/RemovePod extensions."""
+        skipped = state.skip_filter_plugins
+        return any(e.extensions is not None and e.name not in skipped for e in self.points["pre_filter"])
+
     def _run_pre_filter_extension(self, kind: str, state: CycleState, pod: Pod, other: PodInfo, node_info: NodeInfo) -> Status:
         method = "add_pod" if kind == "AddPod" else "remove_pod"
         for entry in self.points["pre_filter"]:

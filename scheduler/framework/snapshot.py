@@ -426,6 +426,28 @@ class Snapshot:
             scalar_resources=scalars,
         )
 
+    def detached_resources(self, pos: int) -> dict[str, Resource]:
+        """Fresh allocatable, requested and non-zero Resources of one row (a NodeInfo clone's own)."""
+        alloc = self._alloc[pos].tolist()
+        req = self._req[pos].tolist()
+        nonzero = self._nonzero[pos].tolist()
+        alloc_scalars: dict[str, int] = {}
+        req_scalars: dict[str, int] = {}
+        if len(alloc) > len(FIXED_COLUMNS):
+            node_alloc = self.node_infos[pos].node.allocatable
+            for name, col in self._column.items():
+                if col < len(FIXED_COLUMNS):
+                    continue
+                if alloc[col] or name in node_alloc:
+                    alloc_scalars[name] = alloc[col]
+                if req[col]:
+                    req_scalars[name] = req[col]
+        return {
+            "allocatable": Resource(alloc[0], alloc[1], alloc[2], int(self._allowed_pods[pos]), alloc_scalars),
+            "requested": Resource(req[0], req[1], req[2], 0, req_scalars),
+            "nonzero": Resource(milli_cpu=nonzero[0], memory=nonzero[1]),
+        }
+
     # ----- derived indexes, cached per node generation ---------------------------------------
     def _cache(self) -> dict[object, object]:
         if self._derived_generation != self.node_generation:

@@ -46,6 +46,15 @@ WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
+NODE_ONLY_FILTERS = {
+    "NodeUnschedulable": "scheduler.plugins.nodeunschedulable",
+    "NodeName": "scheduler.plugins.nodename",
+    "TaintToleration": "scheduler.plugins.tainttoleration",
+    "NodeAffinity": "scheduler.plugins.nodeaffinity",
+}
+"""In-tree Filter plugins (name -> module) whose verdict reads the node object only, never its pods."""
+FIT_FILTER = ("NodeResourcesFit", "scheduler.plugins.noderesources.fit")
+
 IsEligiblePod = Callable[[NodeInfo, PodInfo, Pod], bool]
 MoreImportantPod = Callable[[Pod, Pod], bool]
 
@@ -97,6 +106,38 @@ def filter_pods_with_pdb_violation(
                     violated = True
         (violating if violated else non_violating).append(info)
     return violating, non_violating
+
+
+class _AlwaysFits:
+    """A stand-in when no Filter plugin of the cycle reads a node's pods."""
+
+    @staticmethod
+    def filter(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Success."""
+        return success()
+
+
+def _pods_reading_filter(fwk: Any, state: CycleState, sched: Any, node_info: NodeInfo) -> Any:
+    """The one Filter plugin whose verdict a reprieve can change, when every other one of this
+    cycle reads only the node object (in-tree NODE_ONLY_FILTERS) and no nominated pod, hook or
+    PreFilter extension takes part; else None (run the whole filter each time)."""
+    if sched is None or fwk is None or not hasattr(fwk, "active_filters"):
+        return None
+    if sched.queue.nominated.get(node_info.name) or fwk.has_pre_filter_extensions(state):
+        return None
+    active = fwk.active_filters(state)
+    if active is None:
+        return None
+    found: Any = _AlwaysFits
+    for name, plugin in active:
+        module = type(plugin).__module__
+        if NODE_ONLY_FILTERS.get(name) == module:
+            continue
+        if (name, module) == FIT_FILTER and found is _AlwaysFits:
+            found = plugin
+            continue
+        return None
+    return found
 
 
 def _always_eligible(node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
@@ -238,16 +279,32 @@ class DefaultPreemption:
         fwk: Any = getattr(handle, "framework", None)
         sched: Any = getattr(handle, "scheduler", None)
 
+        ok = Status()
+        # Without AddPod/RemovePod extensions in this cycle only the node copy changes.
+        extended = fwk is None or not hasattr(fwk, "has_pre_filter_extensions") or fwk.has_pre_filter_extensions(state)
+
         def remove(info: PodInfo) -> Status:
             node_info.remove_pod(info.pod)
+            if not extended:
+                return ok
             return fwk.run_pre_filter_remove_pod(state, pod, info, node_info)  # type: ignore[no-any-return]
 
         def add(info: PodInfo) -> Status:
             node_info.add_pod(info)
+            if not extended:
+                return ok
             return fwk.run_pre_filter_add_pod(state, pod, info, node_info)  # type: ignore[no-any-return]
 
+        pods_filter = _pods_reading_filter(fwk, state, sched, node_info)
         # Looked up once per node rather than per filter run (the handle does not change).
-        if sched is not None:
+        if pods_filter is not None:
+            # Every other Filter plugin reads only the node object, which the reprieve never
+            # changes; they passed on this copy below, so only the pod-reading one can change.
+            fit_filter = pods_filter.filter
+
+            def fits() -> bool:
+                return fit_filter(state, pod, node_info).code == Code.SUCCESS  # type: ignore[no-any-return]
+        elif sched is not None:
             run_filter_nominated = sched.run_filter_with_nominated_pods
 
             def fits() -> bool:
