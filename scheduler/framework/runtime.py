@@ -10,7 +10,7 @@ at least one Bind are required; score weights default to 1 and must not overflow
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -442,9 +442,10 @@ class Framework:
         infos = snapshot.node_infos
         # Batch filters run on chunks in evaluation order, so a large cluster stops early
         # once enough nodes are feasible, as upstream's walk does.
-        chunk = count if count <= 2048 else max(2 * num_to_find, 1024)
-        for lo in range(0, count, chunk):
-            alive = np.arange(lo, min(count, lo + chunk), dtype=np.int64)
+        # The first chunk holds a little more than the nodes wanted (most nodes fit in a busy
+        # cluster); each later one doubles. The chunking changes no verdict, only the work.
+        for lo, hi in _chunks(count, num_to_find + num_to_find // 8 + 16):
+            alive = np.arange(lo, hi, dtype=np.int64)
             for k, entry in enumerate(entries):
                 if not entry.batch or alive.size == 0:
                     continue
@@ -474,7 +475,7 @@ class Framework:
                 continue
             walked: list[int] = []
             stop = False
-            for i in range(lo, min(count, lo + chunk)):
+            for i in range(lo, hi):
                 pos = int(candidates[i])
                 if (pos in override_positions and per_node_override is not None) or (hooked and pos in hooked):
                     # The override (Filter with nominated pods) runs the hooks via run_hooked_filter.
@@ -800,6 +801,15 @@ class Framework:
                 entry.plugin.post_bind(state, pod, node)
             except Exception:
                 continue
+
+
+def _chunks(count: int, first: int) -> Iterator[tuple[int, int]]:
+    """[lo, hi) bounds covering range(count): `first` long, then doubling."""
+    lo, size = 0, max(1, first)
+    while lo < count:
+        hi = min(count, lo + size)
+        yield lo, hi
+        lo, size = hi, size * 2
 
 
 def _guard(call: Callable[..., Status], *args: Any) -> Status:

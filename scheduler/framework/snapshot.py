@@ -358,6 +358,14 @@ class Snapshot:
         pos = self._pod_rows.get(uid)
         return None if pos is None else self.names[pos]
 
+    def has_affinity_pods(self) -> bool:
+        """Whether any node runs a pod with pod affinity or anti-affinity terms."""
+        return bool(self._affinity_pods[: self.num_nodes].any())
+
+    def has_required_anti_affinity_pods(self) -> bool:
+        """Whether any node runs a pod with required anti-affinity terms."""
+        return bool(self._anti_affinity_pods[: self.num_nodes].any())
+
     def nodes_with_affinity_pods(self) -> list[NodeInfo]:
         """Nodes running at least one pod with pod affinity or anti-affinity terms."""
         return [self.node_infos[int(p)] for p in np.flatnonzero(self._affinity_pods[: self.num_nodes])]
