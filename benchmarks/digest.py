@@ -8,8 +8,8 @@ Run from the root of the tree to check (it imports that tree's `scheduler`):
     PYTHONPATH=. python benchmarks/digest.py openb --data ../shared/data/openb
 
 Only the workload builders and the Scheduler's constructor are used, so it also runs on trees
-older than the bench flags it compares; the openb builder is read from this file's tree when the
-checked tree has none.
+older than the bench flags it compares; workloads the checked tree lacks (openb, the pod-affinity ones) are
+built by this file's tree.
 """
 
 from __future__ import annotations
@@ -32,16 +32,20 @@ from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
 
 
-def _openb(data: str, nodes: int | None, pods: int | None) -> Any:
-    if hasattr(bench, "openb"):
-        return bench.openb(Path(data), nodes, pods)
+def _this_bench() -> Any:
+    """This file's tree's bench module (for workloads the checked tree does not have yet)."""
     here = Path(__file__).resolve().parent.parent / "scheduler" / "bench.py"
     spec = importlib.util.spec_from_file_location("digest_bench", here)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["digest_bench"] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
-    return module.openb(Path(data), nodes, pods)
+    return module
+
+
+def _openb(data: str, nodes: int | None, pods: int | None) -> Any:
+    source = bench if hasattr(bench, "openb") else _this_bench()
+    return source.openb(Path(data), nodes, pods)
 
 
 def main(argv: list[str]) -> int:
@@ -58,7 +62,8 @@ def main(argv: list[str]) -> int:
     if args.workload == "openb":
         work = _openb(args.data, args.nodes, args.pods)
     else:
-        build, (n, i, p) = bench.WORKLOADS[args.workload]
+        workloads = bench.WORKLOADS if args.workload in bench.WORKLOADS else _this_bench().WORKLOADS
+        build, (n, i, p) = workloads[args.workload]
         work = build(args.nodes or n, args.init_pods if args.init_pods is not None else i, args.pods or p)
     clock = VirtualClock(bench.START)
     cluster = SimulatedCluster.from_objects(ClusterObjects(nodes=work.nodes), clock)

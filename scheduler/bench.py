@@ -45,7 +45,7 @@ def make_node(index: int, labels: dict[str, str] | None = None) -> Node:
 
 
 def make_pod(prefix: str, index: int, cpu: str = POD_CPU, memory: str = POD_MEMORY, spec: dict[str, Any] | None = None,
-             labels: dict[str, str] | None = None, priority: int | None = None) -> Pod:
+             labels: dict[str, str] | None = None, priority: int | None = None, namespace: str = "default") -> Pod:
     """scheduler_perf's default pod: one pause container requesting 100m / 500Mi."""
     name = f"{prefix}-{index:06d}"
     body: dict[str, Any] = {
@@ -55,7 +55,7 @@ def make_pod(prefix: str, index: int, cpu: str = POD_CPU, memory: str = POD_MEMO
     if priority is not None:
         body["priority"] = priority
     return parse_pod(
-        {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": labels or {}}, "spec": body}
+        {"metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}", "labels": labels or {}}, "spec": body}
     )
 
 
@@ -106,6 +106,48 @@ def topology_spreading(nodes: int, init_pods: int, pods: int) -> Workload:
         [make_pod("init", i, labels={"color": "blue"}) for i in range(init_pods)],
         [make_pod("pod", i, spec=spread, labels={"color": "blue"}) for i in range(pods)],
     )
+
+
+AFFINITY_NAMESPACES = ("sched-1", "sched-0")
+"""scheduler_perf's affinity workloads: initial pods in sched-0, measured ones in sched-1, terms naming both."""
+
+
+def _affinity_term(color: str, key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": key, "namespaces": list(AFFINITY_NAMESPACES)}
+
+
+def _affinity_workload(nodes: int, init_pods: int, pods: int, color: str, affinity: dict[str, Any], zone: bool = False) -> Workload:
+    """Every pod (initial and measured) carries the same affinity and the label it selects."""
+    spec = {"affinity": affinity}
+    return Workload(
+        [make_node(i, {"topology.kubernetes.io/zone": "zone1"} if zone else None) for i in range(nodes)],
+        [make_pod("init", i, spec=spec, labels={"color": color}, namespace="sched-0") for i in range(init_pods)],
+        [make_pod("pod", i, spec=spec, labels={"color": color}, namespace="sched-1") for i in range(pods)],
+    )
+
+
+def pod_affinity(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPodAffinity: required affinity to blue pods in the same zone (every node in zone1)."""
+    term = _affinity_term("blue", "topology.kubernetes.io/zone")
+    return _affinity_workload(nodes, init_pods, pods, "blue", {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}, zone=True)
+
+
+def preferred_pod_affinity(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPreferredPodAffinity: preferred (weight 1) affinity to red pods on the same host."""
+    term = {"podAffinityTerm": _affinity_term("red", "kubernetes.io/hostname"), "weight": 1}
+    return _affinity_workload(nodes, init_pods, pods, "red", {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}})
+
+
+def pod_anti_affinity(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPodAntiAffinity: required anti-affinity to green pods on the same host (one per node)."""
+    term = _affinity_term("green", "kubernetes.io/hostname")
+    return _affinity_workload(nodes, init_pods, pods, "green", {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
+
+
+def preferred_pod_anti_affinity(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPreferredPodAntiAffinity: preferred (weight 1) anti-affinity to yellow pods on the same host."""
+    term = {"podAffinityTerm": _affinity_term("yellow", "kubernetes.io/hostname"), "weight": 1}
+    return _affinity_workload(nodes, init_pods, pods, "yellow", {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}})
 
 
 LOW_PRIORITY, HIGH_PRIORITY = 10, 1000
@@ -332,6 +374,11 @@ WORKLOADS: dict[str, tuple[Callable[[int, int, int], Workload], tuple[int, int, 
     "SchedulingPodsWithPVs": (scheduling_pods_with_pvs, (5000, 1000, 3000)),
     "LoadAware": (load_aware, (5000, 1000, 10000)),
     "NUMA": (numa, (1000, 0, 5000)),
+    # scheduler_perf's 5000Nodes_5000Pods (anti-affinity: 5000Nodes_2000Pods) sizes.
+    "SchedulingPodAffinity": (pod_affinity, (5000, 5000, 5000)),
+    "SchedulingPreferredPodAffinity": (preferred_pod_affinity, (5000, 5000, 5000)),
+    "SchedulingPodAntiAffinity": (pod_anti_affinity, (5000, 1000, 2000)),
+    "SchedulingPreferredPodAntiAffinity": (preferred_pod_anti_affinity, (5000, 5000, 5000)),
 }
 
 

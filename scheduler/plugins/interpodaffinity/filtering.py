@@ -172,6 +172,67 @@ def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], nodes:
     return counts
 
 
+MAX_COUNTED_NAMESPACES = 8
+"""Terms naming more namespaces than this are matched pod by pod (each namespace costs a counter)."""
+
+
+def per_value_counts(snapshot: Snapshot, topology_key: str, per_node: npt.NDArray[np.int64]) -> list[tuple[str, int]]:
+    """Per-node counts summed per value of the nodes' `topology_key` label (non-zero sums only)."""
+    codes, values = snapshot.label_codes(topology_key)
+    labelled = codes >= 0
+    if not labelled.any():
+        return []
+    sums = np.bincount(codes[labelled], weights=per_node[labelled], minlength=len(values)).astype(np.int64)
+    names = list(values)
+    return [(names[c], int(sums[c])) for c in np.flatnonzero(sums).tolist()]
+
+
+def term_counts_per_node(snapshot: Snapshot, term: PodAffinityTerm) -> npt.NDArray[np.int64] | None:
+    """Per node, its pods that a merged incoming term selects, from the snapshot's selector
+    counters; None when the counters cannot say (terminating pods, which they leave out but
+    matching counts, a namespace selector, or too many namespaces)."""
+    if snapshot.terminating_pods or term.namespace_selector is not None or len(term.namespaces) > MAX_COUNTED_NAMESPACES:
+        return None
+    total = np.zeros(snapshot.num_nodes, dtype=np.int64)
+    for namespace in sorted(term.namespaces):
+        total += snapshot.selector_counts(namespace, term.selector)
+    return total
+
+
+def _add_counted(counts: TopologyCounts, snapshot: Snapshot, term: PodAffinityTerm, per_node: npt.NDArray[np.int64]) -> None:
+    for value, count in per_value_counts(snapshot, term.topology_key, per_node):
+        pair = (term.topology_key, value)
+        counts[pair] = counts.get(pair, 0) + count
+
+
+def counted_incoming_affinity_counts(pod_info: PodInfo, snapshot: Snapshot) -> tuple[TopologyCounts, TopologyCounts] | None:
+    """`incoming_affinity_counts` from the selector counters; None when they cannot say (also
+    for several required affinity terms, which a pod must match all at once)."""
+    aff_terms, anti_terms = pod_info.required_affinity_terms, pod_info.required_anti_affinity_terms
+    if len(aff_terms) > 1:
+        return None
+    affinity: TopologyCounts = {}
+    anti: TopologyCounts = {}
+    for counts, terms in ((affinity, aff_terms), (anti, anti_terms)):
+        for term in terms:
+            per_node = term_counts_per_node(snapshot, term)
+            if per_node is None:
+                return None
+            _add_counted(counts, snapshot, term, per_node)
+    return affinity, anti
+
+
+def grouped_existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], snapshot: Snapshot) -> TopologyCounts:
+    """`existing_anti_affinity_counts` over the snapshot's affinity groups: each group's terms
+    are matched against the pod once, then counted per topology value."""
+    counts: TopologyCounts = {}
+    for info, per_node in snapshot.affinity_groups():
+        for term in info.required_anti_affinity_terms:
+            if term_matches(term, pod, ns_labels):
+                _add_counted(counts, snapshot, term, per_node)
+    return counts
+
+
 def incoming_affinity_counts(pod_info: PodInfo, nodes: Iterable[NodeInfo]) -> tuple[TopologyCounts, TopologyCounts]:
     """Topology pairs of existing pods matching the incoming pod's required (anti-)affinity terms."""
     affinity: TopologyCounts = {}
@@ -190,10 +251,18 @@ def compute_pre_filter_state(pod: Pod, snapshot: Snapshot, all_nodes: Iterable[N
     """Build the PreFilter state from the snapshot (namespaces, nodes with anti-affinity pods)."""
     info = incoming_pod_info(pod, snapshot.namespaces)
     ns_labels = namespace_labels(snapshot, pod.namespace)
-    with_anti = snapshot.nodes_with_required_anti_affinity_pods()
-    state = PreFilterState(info, ns_labels, existing_anti_affinity_counts(pod, ns_labels, with_anti))
-    state.affinity_counts, state.anti_affinity_counts = incoming_affinity_counts(info, all_nodes)
+    state = PreFilterState(info, ns_labels, grouped_existing_anti_affinity_counts(pod, ns_labels, snapshot))
+    counted = counted_incoming_affinity_counts(info, snapshot) if _all_nodes(all_nodes, snapshot) else None
+    if counted is None:
+        counted = incoming_affinity_counts(info, all_nodes)
+    state.affinity_counts, state.anti_affinity_counts = counted
     return state
+
+
+def _all_nodes(nodes: Iterable[NodeInfo], snapshot: Snapshot) -> bool:
+    """Whether `nodes` is the snapshot's whole node list (what the counters cover)."""
+    return nodes is snapshot.node_infos or (isinstance(nodes, list) and len(nodes) == snapshot.num_nodes and all(
+        a is b for a, b in zip(nodes, snapshot.node_infos, strict=True)))
 
 
 def should_skip(state: PreFilterState) -> bool:

@@ -95,13 +95,12 @@ class InterPodAffinity:
         if not scoring.has_preferred_terms(pod) and not snapshot.has_affinity_pods():
             # No term anywhere can move a score: compute_pre_score would Skip too.
             return skip()
-        # Without preferred terms of its own only nodes running pods with affinity matter
-        # (upstream lists HavePodsWithAffinityList then).
-        candidates = snapshot.node_infos if scoring.has_preferred_terms(pod) else snapshot.nodes_with_affinity_pods()
+        # Every node: the counters cover them all (and without preferred terms of its own only
+        # pods with affinity are read on each, as upstream's HavePodsWithAffinityList gives).
         computed, status = scoring.compute_pre_score(
             pod,
             snapshot,
-            candidates,
+            snapshot.node_infos,
             self.hard_pod_affinity_weight,
             self.ignore_preferred_terms_of_existing_pods,
         )

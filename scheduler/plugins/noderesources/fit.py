@@ -12,7 +12,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Pod
 from scheduler.config.args import NodeResourcesFitArgs, UtilizationShapePoint
