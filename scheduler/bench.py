@@ -387,6 +387,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", default="SchedulingBasic", help=f"one of {', '.join(WORKLOADS)}, openb")
     parser.add_argument("--data", help="folder holding the openb trace's CSVs (with --workload openb)")
     parser.add_argument("--cpu-time", action="store_true", help="also report measured pods per CPU-second of this process")
+    parser.add_argument(
+        "--api-latency", default="0s", help="wall-clock time every API call (bind, status patch, delete) takes, e.g. 2ms"
+    )
     parser.add_argument("--nodes", type=int, default=None)
     parser.add_argument("--init-pods", type=int, default=None)
     parser.add_argument("--pods", type=int, default=None)
@@ -458,6 +461,17 @@ def _interleave_arrivals(sched: Scheduler, cluster: SimulatedCluster, clock: Vir
     sched.listeners.append(on_attempt)
 
 
+def api_latency_seconds(text: str) -> float:
+    """`--api-latency`: a Go duration (2ms, 500us) as seconds; exits 2 on anything else."""
+    from scheduler.cli import UsageError
+    from scheduler.config.decode import parse_duration
+
+    nanos = parse_duration(text)
+    if nanos is None or nanos < 0:
+        raise UsageError(f"--api-latency: invalid value {text!r}; must be a duration such as 2ms or 500us")
+    return nanos / 1e9
+
+
 class _BindTally:
     """Counts bindings as the cluster reports them: measured pods apart from churn pods, and
     when the last measured pod was bound."""
@@ -500,6 +514,7 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         objs.pods = list(work.init_pods)
     cluster = SimulatedCluster.from_objects(objs, clock)
     cluster.record_events = False
+    cluster.api_latency = api_latency_seconds(args.api_latency)
     if args.debug_scores < 0:
         from scheduler.cli import UsageError
 
@@ -534,6 +549,7 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cpu_started = time.process_time()
     end = sched.run(max_attempts=sched.attempt_count + check_max_attempts(args.max_attempts, len(work.measured) + len(work.arrivals)))
     cpu = time.process_time() - cpu_started
+    sched.shutdown()
     if profiler is not None:
         import pstats
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -52,6 +53,8 @@ from scheduler.preemption.evaluator import NOMINATING_KEY, VICTIMS_KEY
 from scheduler.queue import SchedulingQueue
 from scheduler.records import AttemptRecord
 
+API_WORKERS = 16
+"""Threads making API calls (binding cycles, asynchronous preemption) when calls take time."""
 MIN_FEASIBLE_NODES_TO_FIND = 100
 STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
 _ACTION_LABELS = {ActionType.ADD: "Add", ActionType.DELETE: "Delete", ActionType.UPDATE: "Update"}
@@ -345,6 +348,17 @@ class Scheduler:
         self.last_bound_at: float | None = None
         self.scheduled_count = 0
         self.attempt_count = 0
+        # With API calls that take wall-clock time, binding cycles and asynchronous preemptions
+        # run on a small pool, as kube-scheduler's goroutines do, so the scheduling loop goes on.
+        self._pool: Any = None
+        self._in_flight_api = 0
+        self._api_done = threading.Condition(self.lock)
+        self._on_pool = threading.local()
+        if float(getattr(cluster, "api_latency", 0.0) or 0.0) > 0:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=API_WORKERS, thread_name_prefix="api")
+            cluster.api_wait = self._api_wait
 
     # ----- startup and events --------------------------------------------------------------
     def _register_events(self) -> None:
@@ -731,7 +745,7 @@ class Scheduler:
 
             def released(result: Status) -> None:
                 self.waiting.pop(pod.uid, None)
-                self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, result, record))
+                self.run_api_task(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, result, record))
 
             waiting = WaitingPodImpl(assumed, node, {p: now + t for p, t in waits.items()}, released, dict(waits))
             self.waiting[pod.uid] = waiting
@@ -739,7 +753,7 @@ class Scheduler:
                 self._timers.append((now + timeout, pod.uid, plugin))
             self._update_pending()
             return
-        self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record))
+        self.run_api_task(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record))
 
     def _fail_after_assume(
         self, fwk: Framework, qpi: QueuedPodInfo, status: Status, record: AttemptRecord, started: float, outcome: str
@@ -841,6 +855,48 @@ class Scheduler:
         """Run `task` between cycles once the clock reaches `at` (a timed change of the cluster)."""
         heapq.heappush(self._timed_events, (at, next(self._delayed_seq), task))
 
+    @property
+    def api_calls_off_thread(self) -> bool:
+        """Whether API work (binding, asynchronous preemption) runs on the pool."""
+        return self._pool is not None
+
+    def run_api_task(self, task: Callable[[], None]) -> None:
+        """Run work that makes API calls: on the pool when calls take time, else between cycles."""
+        if self._pool is None:
+            self.tasks.append(task)
+            return
+        self._in_flight_api += 1
+        self._pool.submit(self._run_on_pool, task)
+
+    def _run_on_pool(self, task: Callable[[], None]) -> None:
+        self._on_pool.active = True
+        try:
+            with self.lock:
+                try:
+                    task()
+                finally:
+                    self._in_flight_api -= 1
+                    self._api_done.notify_all()
+        finally:
+            self._on_pool.active = False
+
+    def _api_wait(self, seconds: float) -> None:
+        """An API call's wall-clock wait: a pool thread lets the engine go on meanwhile; the
+        scheduling thread blocks, as a synchronous call blocks kube-scheduler's loop."""
+        if getattr(self._on_pool, "active", False):
+            self.lock.release()
+            try:
+                time.sleep(seconds)
+            finally:
+                self.lock.acquire()
+        else:
+            time.sleep(seconds)
+
+    def shutdown(self) -> None:
+        """Wait for API work in flight and stop the pool."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
     def _release_delayed(self) -> None:
         now = self.clock.now()
         while self._delayed and self._delayed[0][0] <= now:
@@ -934,7 +990,7 @@ class Scheduler:
             ran = self._expire_permits() or ran
             ran = self._run_tasks() or ran
             record = self.schedule_one()
-            return ran or record is not None or self._popped or bool(self.tasks)
+            return ran or record is not None or self._popped or bool(self.tasks) or self._in_flight_api > 0
 
     def flush_queues(self) -> None:
         """Move pods whose backoff expired, and pods left unschedulable too long, back to activeQ."""
@@ -1002,6 +1058,10 @@ class Scheduler:
                 if max_attempts is not None and self.attempt_count >= max_attempts:
                     return self._end("max-attempts")
                 if self.schedule_one() is not None or self._popped or self.tasks:
+                    continue
+                if self._in_flight_api:
+                    # API work in flight will bind, fail or activate pods: wait for it.
+                    self._api_done.wait(timeout=0.05)
                     continue
                 wake = self.next_wakeup()
                 if wake is None:

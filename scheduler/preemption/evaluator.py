@@ -561,7 +561,19 @@ class Evaluator:
             for _ in steps:  # no scheduler to run tasks: finish now, ignoring delays
                 pass
             return
+        if getattr(sched, "api_calls_off_thread", False):
+            # API calls take wall-clock time: the whole "goroutine" runs on the scheduler's pool.
+            sched.run_api_task(lambda: self._run_all(steps, run))
+            return
         sched.submit(step, 0.0)
+
+    def _run_all(self, steps: ApiSteps, run: _AsyncRun) -> None:
+        """Run every step at once; an injected delay waits (virtual time moves on)."""
+        run.step_started = time.perf_counter()
+        try:
+            self._wait(steps)
+        finally:
+            run.busy += time.perf_counter() - run.step_started
 
     def _async_preemption(self, c: Candidate, pod: Pod, victims: list[Pod], run: _AsyncRun) -> ApiSteps:
         """The preemption "goroutine": clear lower nominations, preempt all victims but the last,
