@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -135,6 +136,9 @@ class PreFilterState:
     existing_anti_affinity_counts: TopologyCounts = field(default_factory=dict)
     affinity_counts: TopologyCounts = field(default_factory=dict)
     anti_affinity_counts: TopologyCounts = field(default_factory=dict)
+    # Batch Filter's lookup tables (count per label code, per topology key) built from the counts
+    # once per cycle: (which counts, node generation) -> key -> table. Dropped when counts change.
+    tables: dict[tuple[str, int], dict[str, npt.NDArray[np.int64]]] = field(default_factory=dict)
 
     def clone(self) -> PreFilterState:
         """A copy whose counts can change independently (the pod info never changes)."""
@@ -148,6 +152,7 @@ class PreFilterState:
 
     def update_with_pod(self, other: PodInfo, node: Node, multiplier: int) -> None:
         """Account (`multiplier` 1) or forget (-1) an existing pod placed on `node`."""
+        self.tables = {}
         incoming = self.pod_info
         add_anti_affinity_matches(
             self.existing_anti_affinity_counts,
@@ -184,7 +189,9 @@ def per_value_counts(snapshot: Snapshot, topology_key: str, per_node: npt.NDArra
         return []
     sums = np.bincount(codes[labelled], weights=per_node[labelled], minlength=len(values)).astype(np.int64)
     names = list(values)
-    return [(names[c], int(sums[c])) for c in np.flatnonzero(sums).tolist()]
+    hit = np.flatnonzero(sums)
+    # Built by C-level iteration: a term over a hostname label yields one entry per busy node.
+    return list(zip(map(names.__getitem__, hit.tolist()), sums[hit].tolist(), strict=True))
 
 
 def term_counts_per_node(snapshot: Snapshot, term: PodAffinityTerm) -> npt.NDArray[np.int64] | None:
@@ -200,8 +207,13 @@ def term_counts_per_node(snapshot: Snapshot, term: PodAffinityTerm) -> npt.NDArr
 
 
 def _add_counted(counts: TopologyCounts, snapshot: Snapshot, term: PodAffinityTerm, per_node: npt.NDArray[np.int64]) -> None:
-    for value, count in per_value_counts(snapshot, term.topology_key, per_node):
-        pair = (term.topology_key, value)
+    key = term.topology_key
+    found = per_value_counts(snapshot, key, per_node)
+    if not counts:
+        counts.update(zip(zip(repeat(key), (value for value, _ in found)), (count for _, count in found), strict=True))
+        return
+    for value, count in found:
+        pair = (key, value)
         counts[pair] = counts.get(pair, 0) + count
 
 
@@ -335,24 +347,47 @@ def filter_node(state: PreFilterState, node: Node) -> Status:
 
 
 def _by_key(counts: TopologyCounts) -> dict[str, dict[str, int]]:
+    keys = {key for key, _ in counts}
+    if len(keys) == 1:
+        # One topology key (the usual case): a C-level rebuild instead of a loop.
+        (only,) = keys
+        return {only: dict(zip((value for _, value in counts), counts.values(), strict=True))}
     grouped: dict[str, dict[str, int]] = {}
     for (key, value), count in counts.items():
         grouped.setdefault(key, {})[value] = count
     return grouped
 
 
+def _tables(state: PreFilterState, which: str, counts: TopologyCounts, snapshot: Snapshot) -> dict[str, npt.NDArray[np.int64]]:
+    """Per topology key of `counts`, the count of each label code (built once per cycle)."""
+    cache_key = (which, snapshot.node_generation)
+    built = state.tables.get(cache_key)
+    if built is not None:
+        return built
+    built = {}
+    for key, values in _by_key(counts).items():
+        _, code_of = snapshot.label_codes(key)
+        # One spare slot at the end: code -1 (label absent) reads it and gets 0; values no node
+        # carries any more are written there too, then it is cleared.
+        spare = len(code_of)
+        table = np.zeros(spare + 1, dtype=np.int64)
+        at = np.fromiter(map(code_of.get, values, repeat(spare)), dtype=np.int64, count=len(values))
+        table[at] = np.fromiter(values.values(), dtype=np.int64, count=len(values))
+        table[spare] = 0
+        built[key] = table
+    state.tables[cache_key] = built
+    return built
+
+
 def _counts_at(
-    snapshot: Snapshot, positions: npt.NDArray[np.int64], key: str, values: Mapping[str, int]
+    snapshot: Snapshot, positions: npt.NDArray[np.int64], key: str, tables: Mapping[str, npt.NDArray[np.int64]]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Per position: the count of the node's value for `key`, and whether the node has the key."""
-    codes, code_of = snapshot.label_codes(key)
-    # One spare slot at the end: code -1 (label absent) reads it and gets 0.
-    table = np.zeros(len(code_of) + 1, dtype=np.int64)
-    for value, count in values.items():
-        code = code_of.get(value)
-        if code is not None:
-            table[code] = count
+    codes, _ = snapshot.label_codes(key)
     at = codes[positions]
+    table = tables.get(key)
+    if table is None:
+        return np.zeros(len(positions), dtype=np.int64), at >= 0
     return table[at], at >= 0
 
 
@@ -363,11 +398,11 @@ def filter_batch(state: PreFilterState, snapshot: Snapshot, positions: npt.NDArr
     info = state.pod_info
 
     if info.required_affinity_terms:
-        grouped = _by_key(state.affinity_counts)
+        tables = _tables(state, "affinity", state.affinity_counts, snapshot)
         has_all = np.ones(n, dtype=np.bool_)
         pods_exist = np.ones(n, dtype=np.bool_)
         for term in info.required_affinity_terms:
-            count, present = _counts_at(snapshot, positions, term.topology_key, grouped.get(term.topology_key, {}))
+            count, present = _counts_at(snapshot, positions, term.topology_key, tables)
             has_all &= present
             pods_exist &= count > 0
         first_of_group = not state.affinity_counts and pod_matches_all_terms(info.required_affinity_terms, info.pod)
@@ -375,17 +410,18 @@ def filter_batch(state: PreFilterState, snapshot: Snapshot, positions: npt.NDArr
         failed[~ok] = _AFFINITY
 
     if state.anti_affinity_counts and info.required_anti_affinity_terms:
-        grouped = _by_key(state.anti_affinity_counts)
+        tables = _tables(state, "anti", state.anti_affinity_counts, snapshot)
         violated = np.zeros(n, dtype=np.bool_)
         for term in info.required_anti_affinity_terms:
-            count, present = _counts_at(snapshot, positions, term.topology_key, grouped.get(term.topology_key, {}))
+            count, present = _counts_at(snapshot, positions, term.topology_key, tables)
             violated |= present & (count > 0)
         failed[violated & (failed == _PASSED)] = _ANTI_AFFINITY
 
     if state.existing_anti_affinity_counts:
         violated = np.zeros(n, dtype=np.bool_)
-        for key, values in _by_key(state.existing_anti_affinity_counts).items():
-            count, present = _counts_at(snapshot, positions, key, values)
+        tables = _tables(state, "existing", state.existing_anti_affinity_counts, snapshot)
+        for key in tables:
+            count, present = _counts_at(snapshot, positions, key, tables)
             violated |= present & (count > 0)
         failed[violated & (failed == _PASSED)] = _EXISTING_ANTI_AFFINITY
 
