@@ -7,10 +7,13 @@ scheduler_perf measures; building the cluster and scheduling the initial pods ar
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 from scheduler.api.loader import ClusterObjects, load_cluster
@@ -42,7 +45,7 @@ def make_node(index: int, labels: dict[str, str] | None = None) -> Node:
 
 
 def make_pod(prefix: str, index: int, cpu: str = POD_CPU, memory: str = POD_MEMORY, spec: dict[str, Any] | None = None,
-             labels: dict[str, str] | None = None, priority: int | None = None) -> Pod:
+             labels: dict[str, str] | None = None, priority: int | None = None, namespace: str = "default") -> Pod:
     """scheduler_perf's default pod: one pause container requesting 100m / 500Mi."""
     name = f"{prefix}-{index:06d}"
     body: dict[str, Any] = {
@@ -52,7 +55,7 @@ def make_pod(prefix: str, index: int, cpu: str = POD_CPU, memory: str = POD_MEMO
     if priority is not None:
         body["priority"] = priority
     return parse_pod(
-        {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": labels or {}}, "spec": body}
+        {"metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}", "labels": labels or {}}, "spec": body}
     )
 
 
@@ -103,6 +106,48 @@ def topology_spreading(nodes: int, init_pods: int, pods: int) -> Workload:
         [make_pod("init", i, labels={"color": "blue"}) for i in range(init_pods)],
         [make_pod("pod", i, spec=spread, labels={"color": "blue"}) for i in range(pods)],
     )
+
+
+AFFINITY_NAMESPACES = ("sched-1", "sched-0")
+"""scheduler_perf's affinity workloads: initial pods in sched-0, measured ones in sched-1, terms naming both."""
+
+
+def _affinity_term(color: str, key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": key, "namespaces": list(AFFINITY_NAMESPACES)}
+
+
+def _affinity_workload(nodes: int, init_pods: int, pods: int, color: str, affinity: dict[str, Any], zone: bool = False) -> Workload:
+    """Every pod (initial and measured) carries the same affinity and the label it selects."""
+    spec = {"affinity": affinity}
+    return Workload(
+        [make_node(i, {"topology.kubernetes.io/zone": "zone1"} if zone else None) for i in range(nodes)],
+        [make_pod("init", i, spec=spec, labels={"color": color}, namespace="sched-0") for i in range(init_pods)],
+        [make_pod("pod", i, spec=spec, labels={"color": color}, namespace="sched-1") for i in range(pods)],
+    )
+
+
+def pod_affinity(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPodAffinity: required affinity to blue pods in the same zone (every node in zone1)."""
+    term = _affinity_term("blue", "topology.kubernetes.io/zone")
+    return _affinity_workload(nodes, init_pods, pods, "blue", {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}, zone=True)
+
+
+def preferred_pod_affinity(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPreferredPodAffinity: preferred (weight 1) affinity to red pods on the same host."""
+    term = {"podAffinityTerm": _affinity_term("red", "kubernetes.io/hostname"), "weight": 1}
+    return _affinity_workload(nodes, init_pods, pods, "red", {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}})
+
+
+def pod_anti_affinity(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPodAntiAffinity: required anti-affinity to green pods on the same host (one per node)."""
+    term = _affinity_term("green", "kubernetes.io/hostname")
+    return _affinity_workload(nodes, init_pods, pods, "green", {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
+
+
+def preferred_pod_anti_affinity(nodes: int, init_pods: int, pods: int) -> Workload:
+    """SchedulingPreferredPodAntiAffinity: preferred (weight 1) anti-affinity to yellow pods on the same host."""
+    term = {"podAffinityTerm": _affinity_term("yellow", "kubernetes.io/hostname"), "weight": 1}
+    return _affinity_workload(nodes, init_pods, pods, "yellow", {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [term]}})
 
 
 LOW_PRIORITY, HIGH_PRIORITY = 10, 1000
@@ -233,6 +278,93 @@ def check_gangs(cluster: Any) -> None:
         raise AssertionError(f"gangs partially bound: {', '.join(partial)}")
 
 
+OPENB_NODES = "openb_node_list_all_node.csv"
+OPENB_PODS = "openb_pod_list_default.csv"
+GPU = "nvidia.com/gpu"
+GPU_MODEL_LABEL = "node.koordinator.sh/gpu-model"
+"""The node label holding a GPU model (Koordinator's name for it); `gpu_spec` selects on it."""
+
+
+class TraceError(ValueError):
+    """A trace file that is missing or does not hold the expected columns."""
+
+
+def _read_csv(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
+    if not path.is_file():
+        raise TraceError(f"{path}: not found (the openb trace's CSVs are expected there)")
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in columns if c not in (reader.fieldnames or [])]
+        if missing:
+            raise TraceError(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(reader.fieldnames or [])}")
+        return list(reader)
+
+
+def _int_field(path: Path, row: int, column: str, text: str) -> int:
+    try:
+        value = int(text or "0")
+    except ValueError:
+        raise TraceError(f"{path}: row {row}: {column}: invalid value {text!r}; must be a whole number") from None
+    if value < 0:
+        raise TraceError(f"{path}: row {row}: {column}: invalid value {text!r}; must be 0 or more")
+    return value
+
+
+def openb_nodes(data: Path) -> list[Node]:
+    """The trace's nodes: cpu, memory and whole GPUs as allocatable, the GPU model as a label."""
+    path = data / OPENB_NODES
+    nodes = []
+    for i, row in enumerate(_read_csv(path, ("sn", "cpu_milli", "memory_mib", "gpu", "model")), start=2):
+        name = row["sn"]
+        alloc = {
+            "cpu": f"{_int_field(path, i, 'cpu_milli', row['cpu_milli'])}m",
+            "memory": f"{_int_field(path, i, 'memory_mib', row['memory_mib'])}Mi",
+            "pods": NODE_PODS,
+            GPU: str(_int_field(path, i, "gpu", row["gpu"])),
+        }
+        labels = {"kubernetes.io/hostname": name}
+        if row["model"]:
+            labels[GPU_MODEL_LABEL] = row["model"]
+        nodes.append(parse_node({"metadata": {"name": name, "labels": labels}, "status": {"allocatable": alloc, "capacity": dict(alloc)}}))
+    return nodes
+
+
+def openb_pods(data: Path) -> list[Pod]:
+    """The trace's tasks as pending pods in creation order: cpu, memory, whole GPUs, and the
+    acceptable GPU models (`gpu_spec`, `|`-separated) as required node affinity."""
+    path = data / OPENB_PODS
+    rows = _read_csv(path, ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_spec", "creation_time"))
+    keyed = [(_int_field(path, i, "creation_time", r["creation_time"]), i, r) for i, r in enumerate(rows, start=2)]
+    keyed.sort(key=lambda t: (t[0], t[1]))
+    pods = []
+    for _, i, row in keyed:
+        requests = {
+            "cpu": f"{_int_field(path, i, 'cpu_milli', row['cpu_milli'])}m",
+            "memory": f"{_int_field(path, i, 'memory_mib', row['memory_mib'])}Mi",
+        }
+        spec: dict[str, Any] = {}
+        gpus = _int_field(path, i, "num_gpu", row["num_gpu"])
+        if gpus:
+            requests[GPU] = str(gpus)
+        models = [m for m in row["gpu_spec"].split("|") if m]
+        if models:
+            term = {"matchExpressions": [{"key": GPU_MODEL_LABEL, "operator": "In", "values": models}]}
+            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+        name = row["name"]
+        container = {"name": "main", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": requests, "limits": {GPU: str(gpus)} if gpus else {}}}
+        pods.append(
+            parse_pod({"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"}, "spec": {"containers": [container], **spec}})
+        )
+    return pods
+
+
+def openb(data: Path, nodes: int | None, pods: int | None) -> Workload:
+    """openb: Alibaba's GPU-cluster trace; every task is measured, in creation order, none first."""
+    all_nodes = openb_nodes(data)
+    all_pods = openb_pods(data)
+    return Workload(all_nodes[:nodes] if nodes is not None else all_nodes, [], all_pods[:pods] if pods is not None else all_pods)
+
+
 WORKLOADS: dict[str, tuple[Callable[[int, int, int], Workload], tuple[int, int, int]]] = {
     "Gang": (gang, (5000, 1000, 10000)),
     "SchedulingBasic": (scheduling_basic, (5000, 1000, 10000)),
@@ -242,12 +374,22 @@ WORKLOADS: dict[str, tuple[Callable[[int, int, int], Workload], tuple[int, int, 
     "SchedulingPodsWithPVs": (scheduling_pods_with_pvs, (5000, 1000, 3000)),
     "LoadAware": (load_aware, (5000, 1000, 10000)),
     "NUMA": (numa, (1000, 0, 5000)),
+    # scheduler_perf's 5000Nodes_5000Pods (anti-affinity: 5000Nodes_2000Pods) sizes.
+    "SchedulingPodAffinity": (pod_affinity, (5000, 5000, 5000)),
+    "SchedulingPreferredPodAffinity": (preferred_pod_affinity, (5000, 5000, 5000)),
+    "SchedulingPodAntiAffinity": (pod_anti_affinity, (5000, 1000, 2000)),
+    "SchedulingPreferredPodAntiAffinity": (preferred_pod_anti_affinity, (5000, 5000, 5000)),
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The bench command's flags."""
-    parser.add_argument("--workload", default="SchedulingBasic", help=f"one of {', '.join(WORKLOADS)}")
+    parser.add_argument("--workload", default="SchedulingBasic", help=f"one of {', '.join(WORKLOADS)}, openb")
+    parser.add_argument("--data", help="folder holding the openb trace's CSVs (with --workload openb)")
+    parser.add_argument("--cpu-time", action="store_true", help="also report measured pods per CPU-second of this process")
+    parser.add_argument(
+        "--api-latency", default="0s", help="wall-clock time every API call (bind, status patch, delete) takes, e.g. 2ms"
+    )
     parser.add_argument("--nodes", type=int, default=None)
     parser.add_argument("--init-pods", type=int, default=None)
     parser.add_argument("--pods", type=int, default=None)
@@ -280,9 +422,16 @@ def _workload(args: argparse.Namespace) -> tuple[str, Workload]:
         bound = [p for p in objs.pods if p.node_name]
         pending = [p for p in objs.pods if not p.node_name]
         return "cluster", Workload(objs.nodes, bound, pending, extensions=objs.extensions, storage=objs)
-    if args.workload not in WORKLOADS:
-        from scheduler.cli import UsageError
+    from scheduler.cli import UsageError
 
+    if args.workload == "openb":
+        if not args.data:
+            raise UsageError("--data: required with --workload openb (the folder holding the trace's CSVs)")
+        try:
+            return "openb", openb(Path(args.data), args.nodes, args.pods)
+        except TraceError as exc:
+            raise UsageError(f"--data: {exc}") from exc
+    if args.workload not in WORKLOADS:
         raise UsageError(f"--workload: unknown workload {args.workload!r}; valid: {', '.join(WORKLOADS)}")
     build, (n, i, p) = WORKLOADS[args.workload]
     return args.workload, build(
@@ -312,6 +461,40 @@ def _interleave_arrivals(sched: Scheduler, cluster: SimulatedCluster, clock: Vir
     sched.listeners.append(on_attempt)
 
 
+def api_latency_seconds(text: str) -> float:
+    """`--api-latency`: a Go duration (2ms, 500us) as seconds; exits 2 on anything else."""
+    from scheduler.cli import UsageError
+    from scheduler.config.decode import parse_duration
+
+    nanos = parse_duration(text)
+    if nanos is None or nanos < 0:
+        raise UsageError(f"--api-latency: invalid value {text!r}; must be a duration such as 2ms or 500us")
+    return nanos / 1e9
+
+
+class _BindTally:
+    """Counts bindings as the cluster reports them: measured pods apart from churn pods, and
+    when the last measured pod was bound."""
+
+    def __init__(self, measured: set[str]) -> None:
+        self._measured = measured
+        self.measured = 0
+        self.churn = 0
+        self.last_bound_at: float | None = None
+
+    def on_event(self, event: Any) -> None:
+        """A pod that gained a node was bound."""
+        if event.kind != "Pod" or event.new is None or not event.new.node_name:
+            return
+        if event.old is not None and event.old.node_name:
+            return
+        if event.new.uid not in self._measured:
+            self.churn += 1
+            return
+        self.measured += 1
+        self.last_bound_at = time.perf_counter()
+
+
 def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Build the workload, schedule the initial pods, then measure the rest."""
     from scheduler.cli import peak_rss_mb
@@ -331,6 +514,7 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         objs.pods = list(work.init_pods)
     cluster = SimulatedCluster.from_objects(objs, clock)
     cluster.record_events = False
+    cluster.api_latency = api_latency_seconds(args.api_latency)
     if args.debug_scores < 0:
         from scheduler.cli import UsageError
 
@@ -351,6 +535,8 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     sched.scheduled_count = 0
     if (work.arrivals and work.arrival_every > 0) or work.pace > 0:
         _interleave_arrivals(sched, cluster, clock, work)
+    tally = _BindTally({p.uid for p in work.measured})
+    cluster.watch(tally.on_event)
     for pod in work.measured:
         cluster.add_pod(pod)
     profiler = None
@@ -359,7 +545,11 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         profiler = cProfile.Profile()
         profiler.enable()
+    # CPU time is read around the whole run (reading it per binding costs more than a binding).
+    cpu_started = time.process_time()
     end = sched.run(max_attempts=sched.attempt_count + check_max_attempts(args.max_attempts, len(work.measured) + len(work.arrivals)))
+    cpu = time.process_time() - cpu_started
+    sched.shutdown()
     if profiler is not None:
         import pstats
 
@@ -367,21 +557,26 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         pstats.Stats(profiler, stream=err).sort_stats("cumulative").print_stats(30)
     if name == "Gang":
         check_gangs(cluster)
+    cluster.unwatch(tally.on_event)
     # No pod bound (a pods-only file): no measured interval.
-    bound, popped = sched.last_bound_at, sched.first_pop_at
+    bound, popped = tally.last_bound_at, sched.first_pop_at
     seconds = bound - popped if bound is not None and popped is not None else 0.0
-    result = {
+    result: dict[str, Any] = {
         "workload": name,
         "nodes": len(work.nodes),
         "pods": len(work.measured),
-        "scheduled": sched.scheduled_count,
+        "scheduled": tally.measured,
         "seconds": round(seconds, 4),
-        "pods_per_second": round(sched.scheduled_count / seconds, 1) if seconds > 0 else 0.0,
+        "pods_per_second": round(tally.measured / seconds, 1) if seconds > 0 else 0.0,
         "peak_rss_mb": peak_rss_mb(),
         "stop": end.reason,
+        "churn_scheduled": tally.churn,
     }
     if work.verify is not None:
         result.update(work.verify(cluster))
+    if args.cpu_time:
+        result["cpu_seconds"] = round(cpu, 4)
+        result["pods_per_cpu_second"] = round(tally.measured / cpu, 1) if cpu > 0 else 0.0
     if end.reason != "finished":
         err.write(f"bench: {end.describe()}\n")
     out.write(json.dumps(result) + "\n")

@@ -58,6 +58,10 @@ def _build(args: argparse.Namespace, objs: ClusterObjects, now: float, keep_reco
     gates = parse_feature_gates(args.feature_gates or "")
     clock = VirtualClock(now)
     cluster = SimulatedCluster.from_objects(objs, clock)
+    if getattr(args, "api_latency", None):
+        from scheduler.bench import api_latency_seconds
+
+        cluster.api_latency = api_latency_seconds(args.api_latency)
     if getattr(args, "faults", None):
         from scheduler.cluster.faults import FaultConfigError, load_faults
 
@@ -96,6 +100,7 @@ def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = time.perf_counter()
     sched.start()
     end = sched.run(max_attempts=max_attempts, until=until)
+    sched.shutdown()
     elapsed = time.perf_counter() - started
     print(f"simulate: {end.describe()}", file=err)
     if args.output == "table":
@@ -243,6 +248,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
         help=f"stop after this many scheduling attempts (default: {ATTEMPTS_PER_POD} per pod + {MIN_ATTEMPTS})",
     )
     sim.add_argument("--until", help="stop when the virtual clock would pass this RFC 3339 time or duration after --now (10m)")
+    sim.add_argument("--api-latency", default="0s", help="wall-clock time every API call takes (bind, status patch, delete), e.g. 2ms")
     bench = sub.add_parser("bench", help="measure scheduling throughput on a scheduler_perf-shaped workload")
     from scheduler.bench import add_arguments
 

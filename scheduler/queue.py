@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 
 from scheduler.api.objects import Pod
@@ -34,6 +34,93 @@ class _Active:
         return self.seq < other.seq
 
 
+class _Pool:
+    """The unschedulable pool: pods by uid in arrival order, also grouped by an interest key.
+
+    With a key function whose value alone decides the `interested` answer (the scheduler's is
+    the set of rejecting plugins), an event asks each group once instead of every pod.
+    """
+
+    __slots__ = ("_groups", "_key", "_keys", "_order", "_pods", "_seq")
+
+    def __init__(self, key: Callable[[QueuedPodInfo], Hashable] | None) -> None:
+        self._key = key
+        self._pods: dict[str, QueuedPodInfo] = {}
+        self._order: dict[str, int] = {}
+        self._keys: dict[str, Hashable] = {}
+        self._groups: dict[Hashable, dict[str, QueuedPodInfo]] = {}
+        self._seq = itertools.count()
+
+    def __setitem__(self, uid: str, qpi: QueuedPodInfo) -> None:
+        # As a dict: replacing a pod keeps its place in the arrival order.
+        if uid in self._pods:
+            self._ungroup(uid)
+        else:
+            self._order[uid] = next(self._seq)
+        self._pods[uid] = qpi
+        if self._key is not None:
+            key = self._key(qpi)
+            self._keys[uid] = key
+            self._groups.setdefault(key, {})[uid] = qpi
+
+    def pop(self, uid: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:
+        """Remove a pod, returning it (or default)."""
+        qpi = self._pods.pop(uid, None)
+        if qpi is None:
+            return default
+        del self._order[uid]
+        self._ungroup(uid)
+        return qpi
+
+    def _ungroup(self, uid: str) -> None:
+        if self._key is None:
+            return
+        key = self._keys.pop(uid)
+        group = self._groups[key]
+        del group[uid]
+        if not group:
+            del self._groups[key]
+
+    def __delitem__(self, uid: str) -> None:
+        if self.pop(uid) is None:
+            raise KeyError(uid)
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._pods
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._pods)
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        """A pod by uid."""
+        return self._pods.get(uid)
+
+    def items(self) -> list[tuple[str, QueuedPodInfo]]:
+        """(uid, pod) pairs in arrival order."""
+        return list(self._pods.items())
+
+    def values(self) -> list[QueuedPodInfo]:
+        """Pods in arrival order."""
+        return list(self._pods.values())
+
+    def matching(self, wants: Callable[[QueuedPodInfo], bool]) -> list[tuple[str, QueuedPodInfo]]:
+        """(uid, pod) pairs `wants` accepts, in arrival order; asked once per group when keyed."""
+        if self._key is None:
+            return [(uid, qpi) for uid, qpi in self._pods.items() if wants(qpi)]
+        hits: list[tuple[str, QueuedPodInfo]] = []
+        for group in self._groups.values():
+            first = next(iter(group.values()))
+            if wants(first):
+                hits.extend(group.items())
+        if len(hits) > 1:
+            order = self._order
+            hits.sort(key=lambda item: order[item[0]])
+        return hits
+
+
 class SchedulingQueue:
     """kube-scheduler's PriorityQueue over a clock that may be virtual."""
 
@@ -46,7 +133,9 @@ class SchedulingQueue:
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         pop_from_backoff: bool = True,
+        interest_key: Callable[[QueuedPodInfo], Hashable] | None = None,
     ) -> None:
+        """`interest_key`, when given, must determine `interested`'s answer for a pod on its own."""
         self._less = less
         self._pre_enqueue = pre_enqueue
         self._interested = interested
@@ -56,7 +145,7 @@ class SchedulingQueue:
         self.pop_from_backoff = pop_from_backoff
         self._active: list[_Active] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._unschedulable = _Pool(interest_key)
         self._where: dict[str, str] = {}
         self._infos: dict[str, QueuedPodInfo] = {}
         self._seq = itertools.count()
@@ -178,9 +267,7 @@ class SchedulingQueue:
         if self._in_flight:
             self._events.append((self.scheduling_cycle, event))
         moved = 0
-        for uid, qpi in list(self._unschedulable.items()):
-            if not self._interested(qpi, event):
-                continue
+        for uid, qpi in self._unschedulable.matching(lambda q: self._interested(q, event)):
             del self._unschedulable[uid]
             moved += 1
             if self._where.get(uid) == "gated":

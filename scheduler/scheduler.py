@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
 from scheduler.cache import Cache
@@ -51,6 +53,8 @@ from scheduler.preemption.evaluator import NOMINATING_KEY, VICTIMS_KEY
 from scheduler.queue import SchedulingQueue
 from scheduler.records import AttemptRecord
 
+API_WORKERS = 16
+"""Threads making API calls (binding cycles, asynchronous preemption) when calls take time."""
 MIN_FEASIBLE_NODES_TO_FIND = 100
 STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
 _ACTION_LABELS = {ActionType.ADD: "Add", ActionType.DELETE: "Delete", ActionType.UPDATE: "Update"}
@@ -93,17 +97,25 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 def fit_error_message(
-    num_all_nodes: int, pre_filter_msg: str, reasons: Iterable[Iterable[str]], post_filter_msg: str
+    num_all_nodes: int,
+    pre_filter_msg: str,
+    reasons: Iterable[Iterable[str]],
+    post_filter_msg: str,
+    reason_counts: Mapping[str, int] | None = None,
 ) -> str:
-    """kube-scheduler's FitError text: a sorted histogram of reasons, then PostFilter's message."""
+    """kube-scheduler's FitError text: a sorted histogram of reasons, then PostFilter's message.
+
+    The histogram comes from `reason_counts` when given (already counted), else from `reasons`.
+    """
     msg = NO_NODE_AVAILABLE.format(num_all_nodes) + ":"
     if pre_filter_msg:
         msg += f" {pre_filter_msg}."
     else:
-        counts: dict[str, int] = {}
-        for node_reasons in reasons:
-            for reason in node_reasons:
-                counts[reason] = counts.get(reason, 0) + 1
+        counts: dict[str, int] = dict(reason_counts) if reason_counts is not None else {}
+        if reason_counts is None:
+            for node_reasons in reasons:
+                for reason in node_reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
         parts = sorted(f"{v} {k}" for k, v in counts.items())
         if parts:
             msg += f" {', '.join(parts)}."
@@ -145,6 +157,18 @@ class NodeStatusReader:
             return Status()
         return Status(Code(int(fo.failed_codes[i])), fo.all_reasons()[i], fo.failed_plugins[i])
 
+    def rows_with_code(self, code: Code) -> npt.NDArray[np.int64]:
+        """The snapshot rows whose status has this code."""
+        if self._uniform is not None:
+            if self._uniform["code"] != code.label:
+                return np.zeros(0, dtype=np.int64)
+            return np.arange(len(self._record.names), dtype=np.int64)
+        fo = self._record.filter_outcome
+        if fo is None:
+            return np.zeros(0, dtype=np.int64)
+        rows: npt.NDArray[np.int64] = fo.failed_positions[fo.failed_codes == int(code)]
+        return rows
+
     def names_with_code(self, code: Code) -> list[str]:
         """The nodes whose status has this code (`NodesForStatusCode`, without absent nodes)."""
         if self._uniform is not None:
@@ -156,9 +180,14 @@ class NodeStatusReader:
         return [names[p] for p in fo.failed_positions[fo.failed_codes == int(code)].tolist()]
 
     def reasons(self) -> list[tuple[str, ...]]:
-        """Every failed node's reasons (for the FailedScheduling histogram)."""
+        """Every failed node's reasons."""
         fo = self._record.filter_outcome
         return fo.all_reasons() if fo is not None else []
+
+    def reason_counts(self) -> dict[str, int]:
+        """How many failed nodes gave each reason (for the FailedScheduling histogram)."""
+        fo = self._record.filter_outcome
+        return fo.reason_counts() if fo is not None else {}
 
 
 @dataclass(slots=True, eq=False)
@@ -308,6 +337,7 @@ class Scheduler:
             initial_backoff=float(config.pod_initial_backoff_seconds),
             max_backoff=float(config.pod_max_backoff_seconds),
             pop_from_backoff=pop_from_backoff,
+            interest_key=_rejectors,
         )
         self._register_events()
         # scheduler_pending_pods is read from the queue whenever metrics are exported.
@@ -318,6 +348,17 @@ class Scheduler:
         self.last_bound_at: float | None = None
         self.scheduled_count = 0
         self.attempt_count = 0
+        # With API calls that take wall-clock time, binding cycles and asynchronous preemptions
+        # run on a small pool, as kube-scheduler's goroutines do, so the scheduling loop goes on.
+        self._pool: Any = None
+        self._in_flight_api = 0
+        self._api_done = threading.Condition(self.lock)
+        self._on_pool = threading.local()
+        if float(getattr(cluster, "api_latency", 0.0) or 0.0) > 0:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=API_WORKERS, thread_name_prefix="api")
+            cluster.api_wait = self._api_wait
 
     # ----- startup and events --------------------------------------------------------------
     def _register_events(self) -> None:
@@ -514,7 +555,7 @@ class Scheduler:
         record.feasible_nodes = len(feasible)
         record.evaluated_nodes = len(feasible) + len(outcome.failed_positions)
         if len(feasible) == 0:
-            rejectors = set(outcome.failed_plugins)
+            rejectors = outcome.rejectors()
             return None, rejectors, Status(Code.UNSCHEDULABLE, (), "")
         if len(feasible) == 1:
             return snap.names[int(feasible[0])], set(), Status()
@@ -645,7 +686,7 @@ class Scheduler:
                 victims = state.get(VICTIMS_KEY)
                 if victims and nominated:
                     record.victims = [v.key for v in victims]
-            record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, [] if pre_msg else statuses.reasons(), post_msg)
+            record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, (), post_msg, {} if pre_msg else statuses.reason_counts())
         record.outcome = "Error" if is_error else ("Nominated" if nominated else "Unschedulable")
         record.nominated_node = nominated
         if nominated:
@@ -704,7 +745,7 @@ class Scheduler:
 
             def released(result: Status) -> None:
                 self.waiting.pop(pod.uid, None)
-                self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, result, record))
+                self.run_api_task(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, result, record))
 
             waiting = WaitingPodImpl(assumed, node, {p: now + t for p, t in waits.items()}, released, dict(waits))
             self.waiting[pod.uid] = waiting
@@ -712,7 +753,7 @@ class Scheduler:
                 self._timers.append((now + timeout, pod.uid, plugin))
             self._update_pending()
             return
-        self.tasks.append(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record))
+        self.run_api_task(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record))
 
     def _fail_after_assume(
         self, fwk: Framework, qpi: QueuedPodInfo, status: Status, record: AttemptRecord, started: float, outcome: str
@@ -814,6 +855,48 @@ class Scheduler:
         """Run `task` between cycles once the clock reaches `at` (a timed change of the cluster)."""
         heapq.heappush(self._timed_events, (at, next(self._delayed_seq), task))
 
+    @property
+    def api_calls_off_thread(self) -> bool:
+        """Whether API work (binding, asynchronous preemption) runs on the pool."""
+        return self._pool is not None
+
+    def run_api_task(self, task: Callable[[], None]) -> None:
+        """Run work that makes API calls: on the pool when calls take time, else between cycles."""
+        if self._pool is None:
+            self.tasks.append(task)
+            return
+        self._in_flight_api += 1
+        self._pool.submit(self._run_on_pool, task)
+
+    def _run_on_pool(self, task: Callable[[], None]) -> None:
+        self._on_pool.active = True
+        try:
+            with self.lock:
+                try:
+                    task()
+                finally:
+                    self._in_flight_api -= 1
+                    self._api_done.notify_all()
+        finally:
+            self._on_pool.active = False
+
+    def _api_wait(self, seconds: float) -> None:
+        """An API call's wall-clock wait: a pool thread lets the engine go on meanwhile; the
+        scheduling thread blocks, as a synchronous call blocks kube-scheduler's loop."""
+        if getattr(self._on_pool, "active", False):
+            self.lock.release()
+            try:
+                time.sleep(seconds)
+            finally:
+                self.lock.acquire()
+        else:
+            time.sleep(seconds)
+
+    def shutdown(self) -> None:
+        """Wait for API work in flight and stop the pool."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
     def _release_delayed(self) -> None:
         now = self.clock.now()
         while self._delayed and self._delayed[0][0] <= now:
@@ -907,7 +990,7 @@ class Scheduler:
             ran = self._expire_permits() or ran
             ran = self._run_tasks() or ran
             record = self.schedule_one()
-            return ran or record is not None or self._popped or bool(self.tasks)
+            return ran or record is not None or self._popped or bool(self.tasks) or self._in_flight_api > 0
 
     def flush_queues(self) -> None:
         """Move pods whose backoff expired, and pods left unschedulable too long, back to activeQ."""
@@ -947,7 +1030,7 @@ class Scheduler:
                 else:
                     statuses = NodeStatusReader(record)
                     pre_msg = status.message if record.pre_filter_statuses else ""
-                    record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, [] if pre_msg else statuses.reasons(), "")
+                    record.message = fit_error_message(self.snapshot.num_nodes, pre_msg, (), "", {} if pre_msg else statuses.reason_counts())
                 return record
             finally:
                 self.next_start_index = start_index
@@ -976,6 +1059,10 @@ class Scheduler:
                     return self._end("max-attempts")
                 if self.schedule_one() is not None or self._popped or self.tasks:
                     continue
+                if self._in_flight_api:
+                    # API work in flight will bind, fail or activate pods: wait for it.
+                    self._api_done.wait(timeout=0.05)
+                    continue
                 wake = self.next_wakeup()
                 if wake is None:
                     return self._end("finished" if not self._pending_count() else "no-progress")
@@ -999,6 +1086,11 @@ class Scheduler:
         self._update_pending()
         self.run_end = RunEnd(reason, self._pending_count(), tuple(stuck or ()))
         return self.run_end
+
+
+def _rejectors(qpi: QueuedPodInfo) -> frozenset[str]:
+    """What `Scheduler._interested` reads of a pod: the plugins that rejected or hold it."""
+    return frozenset(qpi.unschedulable_plugins | qpi.pending_plugins)
 
 
 def go_duration(seconds: float) -> str:

@@ -112,9 +112,27 @@ def test_bench_prints_one_json_line() -> None:
     code, out, _ = run("bench", "--workload", "SchedulingBasic", "--nodes", "50", "--init-pods", "10", "--pods", "100")
     assert code == 0
     result = json.loads(out.strip().splitlines()[-1])
-    assert set(result) == {"workload", "nodes", "pods", "scheduled", "seconds", "pods_per_second", "peak_rss_mb", "stop"}
+    assert set(result) == {"workload", "nodes", "pods", "scheduled", "seconds", "pods_per_second", "peak_rss_mb", "stop", "churn_scheduled"}
     assert result["stop"] == "finished"
     assert result["scheduled"] == 100 and result["nodes"] == 50
+
+
+def test_bench_cpu_time_reports_pods_per_cpu_second() -> None:
+    code, out, _ = run("bench", "--workload", "SchedulingBasic", "--nodes", "50", "--init-pods", "10", "--pods", "100", "--cpu-time")
+    assert code == 0
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["cpu_seconds"] > 0
+    assert result["pods_per_cpu_second"] == pytest.approx(100 / result["cpu_seconds"], rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [(["--workload", "openb"], "--data: required"), (["--workload", "openb", "--data", "/nonexistent"], "--data: /nonexistent/")],
+    ids=["openb-without-data", "openb-missing-folder"],
+)
+def test_bench_openb_bad_data_exits_2(args: list[str], field: str) -> None:
+    code, _, err = run("bench", *args)
+    assert code == 2 and field in err
 
 
 def test_table_names_preemption_victims(tmp_path: pathlib.Path) -> None:

@@ -94,6 +94,10 @@ class SimulatedCluster:
     # Called with (pod, node, apply) instead of binding at once: a host that must store a binding
     # before anyone sees it calls `apply` after the write commits (the API server's etcd write).
     bind_sink: Callable[[Pod, str, Callable[[], None]], None] | None = None
+    # Wall-clock seconds every API call (bind, status patch, delete) takes, as a remote API
+    # server's round trip would; `api_wait` (set by the scheduler) does the waiting.
+    api_latency: float = 0.0
+    api_wait: Callable[[float], None] | None = None
     _binding: set[str] = field(default_factory=set)
     koordlet: Any = None
     _watchers: list[Callable[[WatchEvent], None]] = field(default_factory=list)
@@ -176,6 +180,8 @@ class SimulatedCluster:
     # ----- fault injection ----------------------------------------------------------------
     def _intercept(self, verb: str, pod: Pod) -> None:
         """Apply an injected fault: a delay blocks the caller (virtual time), an error fails the call."""
+        if self.api_latency > 0 and verb != "create":
+            (self.api_wait or time.sleep)(self.api_latency)
         if self.faults is None:
             return
         decision = self.faults.check(verb, pod.namespace, pod.name)

@@ -215,13 +215,8 @@ class NodeInfo:
         twin.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
         twin.used_ports = dict(self.used_ports)
         twin.generation = self.generation
-        if self._detached is None:
-            # The snapshot builds fresh Resource views, so there is nothing to copy.
-            twin._detached = {
-                "allocatable": self.allocatable,
-                "requested": self.requested,
-                "nonzero": self.nonzero_requested,
-            }
+        if self._detached is None and self._snapshot is not None:
+            twin._detached = self._snapshot.detached_resources(self._position)
         else:
             twin._detached = {
                 "allocatable": self.allocatable,

@@ -10,7 +10,7 @@ at least one Bind are required; score weights default to 1 and must not overflow
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,11 +77,45 @@ class FilterOutcome:
     processed: int
     failed_positions: npt.NDArray[np.int64]
     failed_codes: npt.NDArray[np.int8]
-    failed_plugins: list[str]
+    plugin_names: list[str]
+    """The Filter plugins that ran, indexed by `failed_plugin_index`."""
+    failed_plugin_index: npt.NDArray[np.int64]
+    """Per failure, its first failing plugin's index in `plugin_names` (-1: see `plugin_overrides`)."""
     reasons_of: Callable[[int], tuple[str, ...]]
     error: Status | None = None
     bulk_reasons: Callable[[], list[tuple[str, ...]]] | None = None
+    plugin_overrides: dict[int, str] = field(default_factory=dict)
+    """Failures judged one by one (nominated pods, hooks): failure index -> the failing plugin."""
+    counts: Callable[[], dict[str, int]] | None = None
     _reasons: list[tuple[str, ...]] | None = None
+    _failed_plugins: list[str] | None = None
+
+    @property
+    def failed_plugins(self) -> list[str]:
+        """Per failure, the plugin that failed it (built on first use)."""
+        if self._failed_plugins is None:
+            names = self.plugin_names
+            out = [names[k] if k >= 0 else "" for k in self.failed_plugin_index.tolist()]
+            for j, plugin in self.plugin_overrides.items():
+                out[j] = plugin
+            self._failed_plugins = out
+        return self._failed_plugins
+
+    def rejectors(self) -> set[str]:
+        """The distinct plugins that failed some node."""
+        found = {self.plugin_names[int(k)] for k in np.unique(self.failed_plugin_index).tolist() if k >= 0}
+        found.update(self.plugin_overrides.values())
+        return found
+
+    def reason_counts(self) -> dict[str, int]:
+        """How many failed nodes gave each reason (the FailedScheduling histogram)."""
+        if self.counts is not None and self._reasons is None:
+            return self.counts()
+        out: dict[str, int] = {}
+        for node_reasons in self.all_reasons():
+            for reason in node_reasons:
+                out[reason] = out.get(reason, 0) + 1
+        return out
 
     def all_reasons(self) -> list[tuple[str, ...]]:
         """Reasons of every failure, aligned with failed_positions (computed once)."""
@@ -95,8 +129,9 @@ class FilterOutcome:
     def statuses(self, snapshot: Snapshot) -> dict[str, Status]:
         """Per failed node, its first failing plugin's status (built on demand)."""
         reasons = self.all_reasons()
+        plugins = self.failed_plugins
         return {
-            snapshot.names[int(pos)]: Status(Code(int(self.failed_codes[i])), reasons[i], self.failed_plugins[i])
+            snapshot.names[int(pos)]: Status(Code(int(self.failed_codes[i])), reasons[i], plugins[i])
             for i, pos in enumerate(self.failed_positions)
         }
 
@@ -338,6 +373,20 @@ class Framework:
         """The RemovePod extensions of PreFilter plugins not skipped in this cycle."""
         return self._run_pre_filter_extension("RemovePod", state, pod, to_remove, node_info)
 
+    def active_filters(self, state: CycleState) -> list[tuple[str, Any]] | None:
+        """(name, plugin) of the Filter plugins this cycle runs per node, in order; None when
+        FilterPhaseHooks may change what they see."""
+        ext = self.extension
+        if ext is not None and ext.hooks.filter:
+            return None
+        skipped = state.skip_filter_plugins
+        return [(e.name, e.plugin) for e in self.points["filter"] if e.name not in skipped]
+
+    def has_pre_filter_extensions(self, state: CycleState) -> bool:
+        """Whether some PreFilter plugin not skipped in this cycle has AddPod/RemovePod extensions."""
+        skipped = state.skip_filter_plugins
+        return any(e.extensions is not None and e.name not in skipped for e in self.points["pre_filter"])
+
     def _run_pre_filter_extension(self, kind: str, state: CycleState, pod: Pod, other: PodInfo, node_info: NodeInfo) -> Status:
         method = "add_pod" if kind == "AddPod" else "remove_pod"
         for entry in self.points["pre_filter"]:
@@ -393,9 +442,10 @@ class Framework:
         infos = snapshot.node_infos
         # Batch filters run on chunks in evaluation order, so a large cluster stops early
         # once enough nodes are feasible, as upstream's walk does.
-        chunk = count if count <= 2048 else max(2 * num_to_find, 1024)
-        for lo in range(0, count, chunk):
-            alive = np.arange(lo, min(count, lo + chunk), dtype=np.int64)
+        # The first chunk holds a little more than the nodes wanted (most nodes fit in a busy
+        # cluster); each later one doubles. The chunking changes no verdict, only the work.
+        for lo, hi in _chunks(count, num_to_find + num_to_find // 8 + 16):
+            alive = np.arange(lo, hi, dtype=np.int64)
             for k, entry in enumerate(entries):
                 if not entry.batch or alive.size == 0:
                     continue
@@ -425,7 +475,7 @@ class Framework:
                 continue
             walked: list[int] = []
             stop = False
-            for i in range(lo, min(count, lo + chunk)):
+            for i in range(lo, hi):
                 pos = int(candidates[i])
                 if (pos in override_positions and per_node_override is not None) or (hooked and pos in hooked):
                     # The override (Filter with nominated pods) runs the hooks via run_hooked_filter.
@@ -503,18 +553,58 @@ class Framework:
                     out[j] = per_node_status[i].reasons
             return out
 
-        failed_plugins = [
-            per_node_status[int(i)].plugin if int(i) in per_node_status else plugin_names[int(fail_at[i])] for i in failed_idx
-        ]
+        def counts() -> dict[str, int]:
+            # Per batch chunk, failures grouped by reason key: one reasons() call per distinct key.
+            out: dict[str, int] = {}
+            failed_at = fail_at[failed_idx]
+            done = np.zeros(len(failed_idx), dtype=np.bool_)
+            for j in per_node_status_j:
+                done[j] = True
+            for k, judged_chunks in batch_results.items():
+                mine = np.flatnonzero((failed_at == k) & ~done)
+                for judged, res in judged_chunks:
+                    if mine.size == 0:
+                        break
+                    at = np.searchsorted(judged, failed_idx[mine])
+                    inside = at < len(judged)
+                    hit = np.zeros(len(mine), dtype=np.bool_)
+                    hit[inside] = judged[at[inside]] == failed_idx[mine[inside]]
+                    ats = at[hit]
+                    if res.keys is None:
+                        groups = [(int(a), 1) for a in ats.tolist()]
+                    else:
+                        _, first, num = np.unique(res.keys[ats], return_index=True, return_counts=True)
+                        groups = [(int(ats[f]), int(c)) for f, c in zip(first.tolist(), num.tolist(), strict=True)]
+                    for a, c in groups:
+                        for reason in res.reasons(a):
+                            out[reason] = out.get(reason, 0) + c
+                    mine = mine[~hit]
+            for j in per_node_status_j:
+                for reason in per_node_status[int(failed_idx[j])].reasons:
+                    out[reason] = out.get(reason, 0) + 1
+            return out
+
+        failed_plugin_index = fail_at[failed_idx]
+        overrides: dict[int, str] = {}
+        per_node_status_j: list[int] = []
+        if per_node_status:
+            for j, i in enumerate(failed_idx.tolist()):
+                st = per_node_status.get(i)
+                if st is not None:
+                    per_node_status_j.append(j)
+                    overrides[j] = st.plugin
         self.recorder.extension_point("Filter", Code.SUCCESS, self.profile_name, time.perf_counter() - started)
         return FilterOutcome(
             feasible=candidates[feasible_idx],
             processed=processed,
             failed_positions=candidates[failed_idx],
             failed_codes=codes[failed_idx],
-            failed_plugins=failed_plugins,
+            plugin_names=plugin_names,
+            failed_plugin_index=failed_plugin_index,
             reasons_of=reasons_of,
             bulk_reasons=bulk_reasons,
+            plugin_overrides=overrides,
+            counts=counts,
         )
 
     def _filter_error(self, plugin: str, exc: BaseException, started: float, hook: bool = False) -> FilterOutcome:
@@ -522,7 +612,7 @@ class Framework:
         status.plugin = plugin
         self.recorder.extension_point("Filter", Code.ERROR, self.profile_name, time.perf_counter() - started)
         empty = np.zeros(0, dtype=np.int64)
-        return FilterOutcome(empty, 0, empty, np.zeros(0, np.int8), [], lambda _i: (), status)
+        return FilterOutcome(empty, 0, empty, np.zeros(0, np.int8), [], empty, lambda _i: (), status)
 
     def run_post_filter(self, state: CycleState, pod: Pod, statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
         """PostFilter: the first plugin that returns Success (or Error) ends it."""
@@ -711,6 +801,15 @@ class Framework:
                 entry.plugin.post_bind(state, pod, node)
             except Exception:
                 continue
+
+
+def _chunks(count: int, first: int) -> Iterator[tuple[int, int]]:
+    """[lo, hi) bounds covering range(count): `first` long, then doubling."""
+    lo, size = 0, max(1, first)
+    while lo < count:
+        hi = min(count, lo + size)
+        yield lo, hi
+        lo, size = hi, size * 2
 
 
 def _guard(call: Callable[..., Status], *args: Any) -> Status:

@@ -22,8 +22,24 @@ from scheduler.framework.nodeinfo import NodeInfo, PodInfo, Resource, is_scalar_
 FIXED_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+NO_POD_PRIORITY = 2**63 - 1
+"""`lowest_priority` of a node without pods: no preemptor's priority is above it."""
 MAX_SELECTOR_COUNTERS = 64
 """Live selector counters kept at most; each one costs a selector match in every add_pod/remove_pod."""
+
+
+AffinityKey = tuple[object, ...]
+"""A pod's four pod (anti-)affinity term tuples: pods with equal keys affect others alike."""
+
+
+def affinity_key(info: PodInfo) -> AffinityKey:
+    """The grouping key of a pod with pod (anti-)affinity."""
+    return (
+        info.required_affinity_terms,
+        info.required_anti_affinity_terms,
+        info.preferred_affinity_terms,
+        info.preferred_anti_affinity_terms,
+    )
 
 
 def zone_key(node: Node) -> str:
@@ -55,6 +71,16 @@ class Snapshot:
         # Pods with (anti-)affinity per node: upstream's HavePodsWith*AffinityList, as counts.
         self._affinity_pods = np.zeros(0, dtype=np.int64)
         self._anti_affinity_pods = np.zeros(0, dtype=np.int64)
+        # The lowest priority among each node's pods (NO_POD_PRIORITY when it has none): a node
+        # whose lowest priority is not below a preemptor's holds no victim for it.
+        self._lowest_priority = np.zeros(0, dtype=np.int64)
+        # Pods with pod (anti-)affinity grouped by their terms: per group, pods per node. An
+        # existing pod's effect on another pod's affinity depends only on its terms and node.
+        self._affinity_groups: dict[AffinityKey, npt.NDArray[np.int64]] = {}
+        self._affinity_group_info: dict[AffinityKey, PodInfo] = {}
+        self._affinity_group_size: dict[AffinityKey, int] = {}
+        self.terminating_pods = 0
+        """Pods with a deletion timestamp on some node (selector counters leave them out)."""
         self.generation = 0
         self.node_generation = 0
         self.namespaces: dict[str, dict[str, str]] = {}
@@ -160,6 +186,9 @@ class Snapshot:
         self._unschedulable = grown(self._unschedulable, (cap,))  # type: ignore[assignment]
         self._affinity_pods = grown(self._affinity_pods, (cap,))  # type: ignore[assignment]
         self._anti_affinity_pods = grown(self._anti_affinity_pods, (cap,))  # type: ignore[assignment]
+        self._lowest_priority = grown(self._lowest_priority, (cap,))  # type: ignore[assignment]
+        for key, arr in self._affinity_groups.items():
+            self._affinity_groups[key] = grown(arr, (cap,))  # type: ignore[assignment]
         for by_selector in self._counters.values():
             for selector, arr in by_selector.items():
                 by_selector[selector] = grown(arr, (cap,))  # type: ignore[assignment]
@@ -194,6 +223,9 @@ class Snapshot:
         self._pod_count[pos] = 0
         self._affinity_pods[pos] = 0
         self._anti_affinity_pods[pos] = 0
+        self._lowest_priority[pos] = NO_POD_PRIORITY
+        for arr in self._affinity_groups.values():
+            arr[pos] = 0
         for by_selector in self._counters.values():
             for arr in by_selector.values():
                 arr[pos] = 0
@@ -217,6 +249,15 @@ class Snapshot:
         if pos is None:
             return None
         n = self.num_nodes
+        # The node's pods leave with it: take them out of the totals kept across rows.
+        self.terminating_pods -= sum(1 for p in self.node_infos[pos].pods if p.pod.meta.deletion_timestamp is not None)
+        for key, group in list(self._affinity_groups.items()):
+            left = self._affinity_group_size[key] - int(group[pos])
+            group[pos] = 0
+            if left == 0:
+                del self._affinity_groups[key], self._affinity_group_info[key], self._affinity_group_size[key]
+            else:
+                self._affinity_group_size[key] = left
         info = self.node_infos.pop(pos)
         # A new list: attempt records keep the old one to name the rows they saw.
         self.names = self.names[:pos] + self.names[pos + 1 :]
@@ -230,6 +271,8 @@ class Snapshot:
             self._unschedulable,
             self._affinity_pods,
             self._anti_affinity_pods,
+            self._lowest_priority,
+            *self._affinity_groups.values(),
             *(arr for by_selector in self._counters.values() for arr in by_selector.values()),
         ):
             arr[pos : n - 1] = arr[pos + 1 : n]
@@ -289,6 +332,13 @@ class Snapshot:
             self._affinity_pods[pos] += 1
         if info.required_anti_affinity_terms:
             self._anti_affinity_pods[pos] += 1
+        if info.has_affinity:
+            self._group_affinity(info, pos, 1)
+        if pod.meta.deletion_timestamp is not None:
+            self.terminating_pods += 1
+        prio = pod.effective_priority
+        if prio < self._lowest_priority[pos]:
+            self._lowest_priority[pos] = prio
         self._count_selected(pod, pos, 1)
         if pod.volumes:
             self._count_claims(pod, 1)
@@ -314,6 +364,13 @@ class Snapshot:
             self._affinity_pods[pos] -= 1
         if info.required_anti_affinity_terms:
             self._anti_affinity_pods[pos] -= 1
+        if info.has_affinity:
+            self._group_affinity(info, pos, -1)
+        if old.meta.deletion_timestamp is not None:
+            self.terminating_pods -= 1
+        if old.effective_priority <= self._lowest_priority[pos]:
+            rest = self.node_infos[pos].pods
+            self._lowest_priority[pos] = min((p.pod.effective_priority for p in rest), default=NO_POD_PRIORITY)
         self._count_selected(old, pos, -1)
         if old.volumes:
             self._count_claims(old, -1)
@@ -334,10 +391,43 @@ class Snapshot:
         """Whether a pod on some node uses the claim `namespace/name` (`IsPVCUsedByPods`)."""
         return key in self.pvc_ref_counts
 
+    @property
+    def lowest_priority(self) -> npt.NDArray[np.int64]:
+        """The lowest priority among each node's pods; NO_POD_PRIORITY for a node without pods."""
+        return self._lowest_priority[: self.num_nodes]
+
     def node_of_pod(self, uid: str) -> str | None:
         """The node a pod is accounted on, if any."""
         pos = self._pod_rows.get(uid)
         return None if pos is None else self.names[pos]
+
+    def _group_affinity(self, info: PodInfo, pos: int, delta: int) -> None:
+        key = affinity_key(info)
+        arr = self._affinity_groups.get(key)
+        if arr is None:
+            arr = self._affinity_groups[key] = np.zeros(self._capacity, dtype=np.int64)
+            self._affinity_group_info[key] = info
+            self._affinity_group_size[key] = 0
+        arr[pos] += delta
+        left = self._affinity_group_size[key] + delta
+        if left == 0:
+            del self._affinity_groups[key], self._affinity_group_info[key], self._affinity_group_size[key]
+        else:
+            self._affinity_group_size[key] = left
+
+    def affinity_groups(self) -> list[tuple[PodInfo, npt.NDArray[np.int64]]]:
+        """Pods with pod (anti-)affinity grouped by their terms: one PodInfo of the group and
+        the group's pods per node (a live view: read at once, do not keep or mutate)."""
+        n = self.num_nodes
+        return [(self._affinity_group_info[key], arr[:n]) for key, arr in self._affinity_groups.items()]
+
+    def has_affinity_pods(self) -> bool:
+        """Whether any node runs a pod with pod affinity or anti-affinity terms."""
+        return bool(self._affinity_pods[: self.num_nodes].any())
+
+    def has_required_anti_affinity_pods(self) -> bool:
+        """Whether any node runs a pod with required anti-affinity terms."""
+        return bool(self._anti_affinity_pods[: self.num_nodes].any())
 
     def nodes_with_affinity_pods(self) -> list[NodeInfo]:
         """Nodes running at least one pod with pod affinity or anti-affinity terms."""
@@ -406,6 +496,28 @@ class Snapshot:
             allowed_pod_number=int(self._allowed_pods[pos]) if which == "allocatable" else 0,
             scalar_resources=scalars,
         )
+
+    def detached_resources(self, pos: int) -> dict[str, Resource]:
+        """Fresh allocatable, requested and non-zero Resources of one row (a NodeInfo clone's own)."""
+        alloc = self._alloc[pos].tolist()
+        req = self._req[pos].tolist()
+        nonzero = self._nonzero[pos].tolist()
+        alloc_scalars: dict[str, int] = {}
+        req_scalars: dict[str, int] = {}
+        if len(alloc) > len(FIXED_COLUMNS):
+            node_alloc = self.node_infos[pos].node.allocatable
+            for name, col in self._column.items():
+                if col < len(FIXED_COLUMNS):
+                    continue
+                if alloc[col] or name in node_alloc:
+                    alloc_scalars[name] = alloc[col]
+                if req[col]:
+                    req_scalars[name] = req[col]
+        return {
+            "allocatable": Resource(alloc[0], alloc[1], alloc[2], int(self._allowed_pods[pos]), alloc_scalars),
+            "requested": Resource(req[0], req[1], req[2], 0, req_scalars),
+            "nonzero": Resource(milli_cpu=nonzero[0], memory=nonzero[1]),
+        }
 
     # ----- derived indexes, cached per node generation ---------------------------------------
     def _cache(self) -> dict[object, object]:

@@ -11,6 +11,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from scheduler.api.objects import Pod, PodDisruptionBudget
 from scheduler.config.args import DefaultPreemptionArgs
 from scheduler.framework.interface import Handle
@@ -27,6 +30,7 @@ from scheduler.framework.types import (
 )
 from scheduler.preemption.evaluator import (
     DISRUPTION_TARGET,
+    NO_VICTIMS,
     NOMINATING_KEY,
     PREEMPTION_BY_SCHEDULER,
     Evaluator,
@@ -39,9 +43,17 @@ from scheduler.preemption.evaluator import (
 NAME = "DefaultPreemption"
 ASYNC_GATE = "SchedulerAsyncPreemption"
 WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
-NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+NODE_ONLY_FILTERS = {
+    "NodeUnschedulable": "scheduler.plugins.nodeunschedulable",
+    "NodeName": "scheduler.plugins.nodename",
+    "TaintToleration": "scheduler.plugins.tainttoleration",
+    "NodeAffinity": "scheduler.plugins.nodeaffinity",
+}
+"""In-tree Filter plugins (name -> module) whose verdict reads the node object only, never its pods."""
+FIT_FILTER = ("NodeResourcesFit", "scheduler.plugins.noderesources.fit")
 
 IsEligiblePod = Callable[[NodeInfo, PodInfo, Pod], bool]
 MoreImportantPod = Callable[[Pod, Pod], bool]
@@ -96,6 +108,43 @@ def filter_pods_with_pdb_violation(
     return violating, non_violating
 
 
+class _AlwaysFits:
+    """A stand-in when no Filter plugin of the cycle reads a node's pods."""
+
+    @staticmethod
+    def filter(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Success."""
+        return success()
+
+
+def _pods_reading_filter(fwk: Any, state: CycleState, sched: Any, node_info: NodeInfo) -> Any:
+    """The one Filter plugin whose verdict a reprieve can change, when every other one of this
+    cycle reads only the node object (in-tree NODE_ONLY_FILTERS) and no nominated pod, hook or
+    PreFilter extension takes part; else None (run the whole filter each time)."""
+    if sched is None or fwk is None or not hasattr(fwk, "active_filters"):
+        return None
+    if sched.queue.nominated.get(node_info.name) or fwk.has_pre_filter_extensions(state):
+        return None
+    active = fwk.active_filters(state)
+    if active is None:
+        return None
+    found: Any = _AlwaysFits
+    for name, plugin in active:
+        module = type(plugin).__module__
+        if NODE_ONLY_FILTERS.get(name) == module:
+            continue
+        if (name, module) == FIT_FILTER and found is _AlwaysFits:
+            found = plugin
+            continue
+        return None
+    return found
+
+
+def _always_eligible(node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+    """The default extra eligibility rule: none."""
+    return True
+
+
 def _gate_enabled(handle: Any, gate: str) -> bool:
     sched = getattr(handle, "scheduler", None)
     gates = getattr(sched, "feature_gates", None)
@@ -117,7 +166,7 @@ class DefaultPreemption:
         self.handle = handle
         self.enable_async = enable_async
         # Extra victim eligibility on top of "lower priority than the preemptor" (upstream IsEligiblePod).
-        self.is_eligible_pod: IsEligiblePod = lambda node_info, victim, preemptor: True
+        self.is_eligible_pod: IsEligiblePod = _always_eligible
         # Victim order, most important first (upstream MoreImportantPod).
         self.more_important_pod: MoreImportantPod = lambda a, b: more_important_pod(a, b, handle.now())
         self._default_more_important_pod = self.more_important_pod
@@ -178,6 +227,14 @@ class DefaultPreemption:
         """A victim must have lower priority than the preemptor and pass `is_eligible_pod`."""
         return victim.pod.effective_priority < preemptor.effective_priority and self.is_eligible_pod(node_info, victim, preemptor)
 
+    def may_hold_victims(self, pod: Pod, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
+        """Per snapshot row, whether a pod there has lower priority than `pod`; None when custom
+        eligibility rules apply (then only select_victims_on_node can tell)."""
+        if self.is_eligible_pod is not _always_eligible or type(self).is_preemption_allowed is not DefaultPreemption.is_preemption_allowed:
+            return None
+        lowest: npt.NDArray[np.int64] = self.handle.snapshot.lowest_priority
+        return lowest[rows] < pod.effective_priority
+
     def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
         """Not with preemptionPolicy Never, nor while a victim it already preempted on its
         nominated node is still terminating (unless that node became unresolvable)."""
@@ -222,16 +279,32 @@ class DefaultPreemption:
         fwk: Any = getattr(handle, "framework", None)
         sched: Any = getattr(handle, "scheduler", None)
 
+        ok = Status()
+        # Without AddPod/RemovePod extensions in this cycle only the node copy changes.
+        extended = fwk is None or not hasattr(fwk, "has_pre_filter_extensions") or fwk.has_pre_filter_extensions(state)
+
         def remove(info: PodInfo) -> Status:
             node_info.remove_pod(info.pod)
+            if not extended:
+                return ok
             return fwk.run_pre_filter_remove_pod(state, pod, info, node_info)  # type: ignore[no-any-return]
 
         def add(info: PodInfo) -> Status:
             node_info.add_pod(info)
+            if not extended:
+                return ok
             return fwk.run_pre_filter_add_pod(state, pod, info, node_info)  # type: ignore[no-any-return]
 
+        pods_filter = _pods_reading_filter(fwk, state, sched, node_info)
         # Looked up once per node rather than per filter run (the handle does not change).
-        if sched is not None:
+        if pods_filter is not None:
+            # Every other Filter plugin reads only the node object, which the reprieve never
+            # changes; they passed on this copy below, so only the pod-reading one can change.
+            fit_filter = pods_filter.filter
+
+            def fits() -> bool:
+                return fit_filter(state, pod, node_info).code == Code.SUCCESS  # type: ignore[no-any-return]
+        elif sched is not None:
             run_filter_nominated = sched.run_filter_with_nominated_pods
 
             def fits() -> bool:

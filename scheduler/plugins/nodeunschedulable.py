@@ -60,12 +60,16 @@ class NodeUnschedulable:
         self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: npt.NDArray[np.int64]
     ) -> BatchFilterResult:
         """The same verdicts from the snapshot's `unschedulable` array."""
-        if tolerates_unschedulable(pod):
+        if tolerates_unschedulable(pod) or not snapshot.cached(_ANY_CORDONED, lambda: bool(snapshot.unschedulable.any())):
             codes = np.zeros(len(positions), dtype=np.int8)
         else:
             rejected = snapshot.unschedulable[positions]
             codes = np.where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.SUCCESS).astype(np.int8)
         return BatchFilterResult.uniform(codes, (REASON_UNSCHEDULABLE,))
+
+
+_ANY_CORDONED = "NodeUnschedulable/any-cordoned"
+"""Snapshot cache key: whether any node is cordoned (rebuilt when nodes change)."""
 
 
 def new(args: object | None, handle: Handle) -> NodeUnschedulable:

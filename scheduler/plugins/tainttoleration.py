@@ -98,6 +98,9 @@ class TaintToleration:
         rejected = np.fromiter(
             (untolerated_taint(taints, pod.tolerations) is not None for taints in groups), dtype=np.bool_, count=len(groups)
         )
+        if not rejected.any():
+            # The usual case (no taint the pod minds anywhere): nothing to look up per node.
+            return BatchFilterResult.uniform(np.zeros(len(positions), dtype=np.int8), (REASON_UNTOLERATED,))
         codes = np.where(rejected[group_of[positions]], Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.SUCCESS).astype(np.int8)
         return BatchFilterResult.uniform(codes, (REASON_UNTOLERATED,))
 
@@ -126,6 +129,8 @@ class TaintToleration:
             dtype=np.int64,
             count=len(groups),
         )
+        if not counts.any():
+            return np.zeros(len(positions), dtype=np.int64)
         return counts[group_of[positions]]
 
     def score_extensions(self) -> TaintToleration:

@@ -23,10 +23,13 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from scheduler.api.objects import Pod, PodDisruptionBudget
 from scheduler.cluster.simulated import APIError, NotFoundError
 from scheduler.framework.nodeinfo import NodeInfo
-from scheduler.framework.types import Code, CycleState, Status, error, unschedulable
+from scheduler.framework.types import Code, CycleState, Status, error, unresolvable, unschedulable
 
 VICTIMS_KEY = "preemption/victims"
 """Cycle state key: the chosen candidate's victims (list of Pods), read by the attempt record."""
@@ -34,6 +37,7 @@ NOMINATING_KEY = "preemption/nominated-node"
 """Cycle state key: "" when PostFilter asks to clear the preemptor's nomination (ModeOverride)."""
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
 NO_CANDIDATE = "no candidate node for preemption"
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
@@ -322,6 +326,13 @@ class Evaluator:
     def potential_nodes(self, statuses: Callable[[str], Status]) -> list[NodeInfo]:
         """Nodes whose filter status is Unschedulable, in node-tree order (`NodesForStatusCode`)."""
         snapshot = self.handle.snapshot
+        rows_with_code = getattr(statuses, "rows_with_code", None)
+        if callable(rows_with_code):
+            wanted_rows = np.zeros(snapshot.num_nodes, dtype=np.bool_)
+            wanted_rows[rows_with_code(Code.UNSCHEDULABLE)] = True
+            order = snapshot.order
+            infos = snapshot.node_infos
+            return [infos[p] for p in order[wanted_rows[order]].tolist()]
         fast = getattr(statuses, "names_with_code", None)
         if callable(fast):
             wanted = set(fast(Code.UNSCHEDULABLE))
@@ -366,14 +377,25 @@ class Evaluator:
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
         n = len(potential)
-        for i in range(n):
-            info = potential[(offset + i) % n]
+        possible = self._rows_with_possible_victims(pod, potential)
+        # The walk order from the random offset; nodes that cannot hold a victim are answered in
+        # bulk below, with the status select_victims_on_node would give, without copying them.
+        walk = [(offset + i) % n for i in range(n)]
+        skipped_upto = n
+        if possible is not None:
+            rotated = np.asarray(walk, dtype=np.int64)
+            steps = np.flatnonzero(possible[rotated]).tolist()
+        else:
+            steps = list(range(n))
+        for i in steps:
+            info = potential[walk[i]]
             pods, num_violations, status = self.plugin.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
             if status.success and pods:
                 candidate = Candidate(info.name, Victims(pods, num_violations))
                 (non_violating if num_violations == 0 else violating).add(candidate)
                 found = len(non_violating.items)
                 if found > 0 and found + len(violating.items) >= num_candidates:
+                    skipped_upto = i
                     break
                 continue
             if status.success:
@@ -381,7 +403,25 @@ class Evaluator:
             if status.code == Code.ERROR:
                 errors.append(status.message)
             node_statuses[info.name] = status
+        if possible is not None:
+            no_victims = unresolvable(NO_VICTIMS)
+            for j in np.flatnonzero(~possible[rotated[:skipped_upto]]).tolist():
+                node_statuses[potential[walk[j]].name] = no_victims
         return non_violating.items + violating.items, node_statuses, aggregate_errors(errors)
+
+    def _rows_with_possible_victims(self, pod: Pod, potential: list[NodeInfo]) -> npt.NDArray[np.bool_] | None:
+        """Per potential node, whether it may hold a victim; None when the plugin cannot tell."""
+        ask = getattr(self.plugin, "may_hold_victims", None)
+        snapshot = self.handle.snapshot
+        if not callable(ask) or not potential:
+            return None
+        infos = snapshot.node_infos
+        rows = np.fromiter((info.position for info in potential), dtype=np.int64, count=len(potential))
+        # Only NodeInfos that are the snapshot's own rows (a test may pass detached copies).
+        if rows.min() < 0 or rows.max() >= len(infos) or any(infos[r] is not info for r, info in zip(rows.tolist(), potential, strict=True)):
+            return None
+        mask: npt.NDArray[np.bool_] | None = ask(pod, rows)
+        return mask
 
     def select_candidate(self, candidates: list[Candidate]) -> Candidate | None:
         """The best candidate (`SelectCandidate`)."""
@@ -521,7 +561,19 @@ class Evaluator:
             for _ in steps:  # no scheduler to run tasks: finish now, ignoring delays
                 pass
             return
+        if getattr(sched, "api_calls_off_thread", False):
+            # API calls take wall-clock time: the whole "goroutine" runs on the scheduler's pool.
+            sched.run_api_task(lambda: self._run_all(steps, run))
+            return
         sched.submit(step, 0.0)
+
+    def _run_all(self, steps: ApiSteps, run: _AsyncRun) -> None:
+        """Run every step at once; an injected delay waits (virtual time moves on)."""
+        run.step_started = time.perf_counter()
+        try:
+            self._wait(steps)
+        finally:
+            run.busy += time.perf_counter() - run.step_started
 
     def _async_preemption(self, c: Candidate, pod: Pod, victims: list[Pod], run: _AsyncRun) -> ApiSteps:
         """The preemption "goroutine": clear lower nominations, preempt all victims but the last,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -135,6 +136,9 @@ class PreFilterState:
     existing_anti_affinity_counts: TopologyCounts = field(default_factory=dict)
     affinity_counts: TopologyCounts = field(default_factory=dict)
     anti_affinity_counts: TopologyCounts = field(default_factory=dict)
+    # Batch Filter's lookup tables (count per label code, per topology key) built from the counts
+    # once per cycle: (which counts, node generation) -> key -> table. Dropped when counts change.
+    tables: dict[tuple[str, int], dict[str, npt.NDArray[np.int64]]] = field(default_factory=dict)
 
     def clone(self) -> PreFilterState:
         """A copy whose counts can change independently (the pod info never changes)."""
@@ -148,6 +152,7 @@ class PreFilterState:
 
     def update_with_pod(self, other: PodInfo, node: Node, multiplier: int) -> None:
         """Account (`multiplier` 1) or forget (-1) an existing pod placed on `node`."""
+        self.tables = {}
         incoming = self.pod_info
         add_anti_affinity_matches(
             self.existing_anti_affinity_counts,
@@ -172,6 +177,74 @@ def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], nodes:
     return counts
 
 
+MAX_COUNTED_NAMESPACES = 8
+"""Terms naming more namespaces than this are matched pod by pod (each namespace costs a counter)."""
+
+
+def per_value_counts(snapshot: Snapshot, topology_key: str, per_node: npt.NDArray[np.int64]) -> list[tuple[str, int]]:
+    """Per-node counts summed per value of the nodes' `topology_key` label (non-zero sums only)."""
+    codes, values = snapshot.label_codes(topology_key)
+    labelled = codes >= 0
+    if not labelled.any():
+        return []
+    sums = np.bincount(codes[labelled], weights=per_node[labelled], minlength=len(values)).astype(np.int64)
+    names = list(values)
+    hit = np.flatnonzero(sums)
+    # Built by C-level iteration: a term over a hostname label yields one entry per busy node.
+    return list(zip(map(names.__getitem__, hit.tolist()), sums[hit].tolist(), strict=True))
+
+
+def term_counts_per_node(snapshot: Snapshot, term: PodAffinityTerm) -> npt.NDArray[np.int64] | None:
+    """Per node, its pods that a merged incoming term selects, from the snapshot's selector
+    counters; None when the counters cannot say (terminating pods, which they leave out but
+    matching counts, a namespace selector, or too many namespaces)."""
+    if snapshot.terminating_pods or term.namespace_selector is not None or len(term.namespaces) > MAX_COUNTED_NAMESPACES:
+        return None
+    total = np.zeros(snapshot.num_nodes, dtype=np.int64)
+    for namespace in sorted(term.namespaces):
+        total += snapshot.selector_counts(namespace, term.selector)
+    return total
+
+
+def _add_counted(counts: TopologyCounts, snapshot: Snapshot, term: PodAffinityTerm, per_node: npt.NDArray[np.int64]) -> None:
+    key = term.topology_key
+    found = per_value_counts(snapshot, key, per_node)
+    if not counts:
+        counts.update(zip(zip(repeat(key), (value for value, _ in found)), (count for _, count in found), strict=True))
+        return
+    for value, count in found:
+        pair = (key, value)
+        counts[pair] = counts.get(pair, 0) + count
+
+
+def counted_incoming_affinity_counts(pod_info: PodInfo, snapshot: Snapshot) -> tuple[TopologyCounts, TopologyCounts] | None:
+    """`incoming_affinity_counts` from the selector counters; None when they cannot say (also
+    for several required affinity terms, which a pod must match all at once)."""
+    aff_terms, anti_terms = pod_info.required_affinity_terms, pod_info.required_anti_affinity_terms
+    if len(aff_terms) > 1:
+        return None
+    affinity: TopologyCounts = {}
+    anti: TopologyCounts = {}
+    for counts, terms in ((affinity, aff_terms), (anti, anti_terms)):
+        for term in terms:
+            per_node = term_counts_per_node(snapshot, term)
+            if per_node is None:
+                return None
+            _add_counted(counts, snapshot, term, per_node)
+    return affinity, anti
+
+
+def grouped_existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], snapshot: Snapshot) -> TopologyCounts:
+    """`existing_anti_affinity_counts` over the snapshot's affinity groups: each group's terms
+    are matched against the pod once, then counted per topology value."""
+    counts: TopologyCounts = {}
+    for info, per_node in snapshot.affinity_groups():
+        for term in info.required_anti_affinity_terms:
+            if term_matches(term, pod, ns_labels):
+                _add_counted(counts, snapshot, term, per_node)
+    return counts
+
+
 def incoming_affinity_counts(pod_info: PodInfo, nodes: Iterable[NodeInfo]) -> tuple[TopologyCounts, TopologyCounts]:
     """Topology pairs of existing pods matching the incoming pod's required (anti-)affinity terms."""
     affinity: TopologyCounts = {}
@@ -190,10 +263,18 @@ def compute_pre_filter_state(pod: Pod, snapshot: Snapshot, all_nodes: Iterable[N
     """Build the PreFilter state from the snapshot (namespaces, nodes with anti-affinity pods)."""
     info = incoming_pod_info(pod, snapshot.namespaces)
     ns_labels = namespace_labels(snapshot, pod.namespace)
-    with_anti = snapshot.nodes_with_required_anti_affinity_pods()
-    state = PreFilterState(info, ns_labels, existing_anti_affinity_counts(pod, ns_labels, with_anti))
-    state.affinity_counts, state.anti_affinity_counts = incoming_affinity_counts(info, all_nodes)
+    state = PreFilterState(info, ns_labels, grouped_existing_anti_affinity_counts(pod, ns_labels, snapshot))
+    counted = counted_incoming_affinity_counts(info, snapshot) if _all_nodes(all_nodes, snapshot) else None
+    if counted is None:
+        counted = incoming_affinity_counts(info, all_nodes)
+    state.affinity_counts, state.anti_affinity_counts = counted
     return state
+
+
+def _all_nodes(nodes: Iterable[NodeInfo], snapshot: Snapshot) -> bool:
+    """Whether `nodes` is the snapshot's whole node list (what the counters cover)."""
+    return nodes is snapshot.node_infos or (isinstance(nodes, list) and len(nodes) == snapshot.num_nodes and all(
+        a is b for a, b in zip(nodes, snapshot.node_infos, strict=True)))
 
 
 def should_skip(state: PreFilterState) -> bool:
@@ -266,24 +347,47 @@ def filter_node(state: PreFilterState, node: Node) -> Status:
 
 
 def _by_key(counts: TopologyCounts) -> dict[str, dict[str, int]]:
+    keys = {key for key, _ in counts}
+    if len(keys) == 1:
+        # One topology key (the usual case): a C-level rebuild instead of a loop.
+        (only,) = keys
+        return {only: dict(zip((value for _, value in counts), counts.values(), strict=True))}
     grouped: dict[str, dict[str, int]] = {}
     for (key, value), count in counts.items():
         grouped.setdefault(key, {})[value] = count
     return grouped
 
 
+def _tables(state: PreFilterState, which: str, counts: TopologyCounts, snapshot: Snapshot) -> dict[str, npt.NDArray[np.int64]]:
+    """Per topology key of `counts`, the count of each label code (built once per cycle)."""
+    cache_key = (which, snapshot.node_generation)
+    built = state.tables.get(cache_key)
+    if built is not None:
+        return built
+    built = {}
+    for key, values in _by_key(counts).items():
+        _, code_of = snapshot.label_codes(key)
+        # One spare slot at the end: code -1 (label absent) reads it and gets 0; values no node
+        # carries any more are written there too, then it is cleared.
+        spare = len(code_of)
+        table = np.zeros(spare + 1, dtype=np.int64)
+        at = np.fromiter(map(code_of.get, values, repeat(spare)), dtype=np.int64, count=len(values))
+        table[at] = np.fromiter(values.values(), dtype=np.int64, count=len(values))
+        table[spare] = 0
+        built[key] = table
+    state.tables[cache_key] = built
+    return built
+
+
 def _counts_at(
-    snapshot: Snapshot, positions: npt.NDArray[np.int64], key: str, values: Mapping[str, int]
+    snapshot: Snapshot, positions: npt.NDArray[np.int64], key: str, tables: Mapping[str, npt.NDArray[np.int64]]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """Per position: the count of the node's value for `key`, and whether the node has the key."""
-    codes, code_of = snapshot.label_codes(key)
-    # One spare slot at the end: code -1 (label absent) reads it and gets 0.
-    table = np.zeros(len(code_of) + 1, dtype=np.int64)
-    for value, count in values.items():
-        code = code_of.get(value)
-        if code is not None:
-            table[code] = count
+    codes, _ = snapshot.label_codes(key)
     at = codes[positions]
+    table = tables.get(key)
+    if table is None:
+        return np.zeros(len(positions), dtype=np.int64), at >= 0
     return table[at], at >= 0
 
 
@@ -294,11 +398,11 @@ def filter_batch(state: PreFilterState, snapshot: Snapshot, positions: npt.NDArr
     info = state.pod_info
 
     if info.required_affinity_terms:
-        grouped = _by_key(state.affinity_counts)
+        tables = _tables(state, "affinity", state.affinity_counts, snapshot)
         has_all = np.ones(n, dtype=np.bool_)
         pods_exist = np.ones(n, dtype=np.bool_)
         for term in info.required_affinity_terms:
-            count, present = _counts_at(snapshot, positions, term.topology_key, grouped.get(term.topology_key, {}))
+            count, present = _counts_at(snapshot, positions, term.topology_key, tables)
             has_all &= present
             pods_exist &= count > 0
         first_of_group = not state.affinity_counts and pod_matches_all_terms(info.required_affinity_terms, info.pod)
@@ -306,17 +410,18 @@ def filter_batch(state: PreFilterState, snapshot: Snapshot, positions: npt.NDArr
         failed[~ok] = _AFFINITY
 
     if state.anti_affinity_counts and info.required_anti_affinity_terms:
-        grouped = _by_key(state.anti_affinity_counts)
+        tables = _tables(state, "anti", state.anti_affinity_counts, snapshot)
         violated = np.zeros(n, dtype=np.bool_)
         for term in info.required_anti_affinity_terms:
-            count, present = _counts_at(snapshot, positions, term.topology_key, grouped.get(term.topology_key, {}))
+            count, present = _counts_at(snapshot, positions, term.topology_key, tables)
             violated |= present & (count > 0)
         failed[violated & (failed == _PASSED)] = _ANTI_AFFINITY
 
     if state.existing_anti_affinity_counts:
         violated = np.zeros(n, dtype=np.bool_)
-        for key, values in _by_key(state.existing_anti_affinity_counts).items():
-            count, present = _counts_at(snapshot, positions, key, values)
+        tables = _tables(state, "existing", state.existing_anti_affinity_counts, snapshot)
+        for key in tables:
+            count, present = _counts_at(snapshot, positions, key, tables)
             violated |= present & (count > 0)
         failed[violated & (failed == _PASSED)] = _EXISTING_ANTI_AFFINITY
 

@@ -40,6 +40,11 @@ class InterPodAffinity:
     # ----- PreFilter and its extensions -------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         """Count topology pairs; Skip when neither the pod nor any existing pod has a required term that applies."""
+        aff = pod.affinity
+        snapshot = self._handle.snapshot
+        if (aff is None or not (aff.pod_required or aff.anti_required)) and not snapshot.has_required_anti_affinity_pods():
+            # What should_skip would conclude, without building the state first.
+            return None, skip()
         computed = filtering.compute_pre_filter_state(pod, self._handle.snapshot, nodes)
         if filtering.should_skip(computed):
             return None, skip()
@@ -87,13 +92,15 @@ class InterPodAffinity:
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         """Sum topology scores over all nodes of the snapshot; Skip when nothing applies."""
         snapshot = self._handle.snapshot
-        # Without preferred terms of its own only nodes running pods with affinity matter
-        # (upstream lists HavePodsWithAffinityList then).
-        candidates = snapshot.node_infos if scoring.has_preferred_terms(pod) else snapshot.nodes_with_affinity_pods()
+        if not scoring.has_preferred_terms(pod) and not snapshot.has_affinity_pods():
+            # No term anywhere can move a score: compute_pre_score would Skip too.
+            return skip()
+        # Every node: the counters cover them all (and without preferred terms of its own only
+        # pods with affinity are read on each, as upstream's HavePodsWithAffinityList gives).
         computed, status = scoring.compute_pre_score(
             pod,
             snapshot,
-            candidates,
+            snapshot.node_infos,
             self.hard_pod_affinity_weight,
             self.ignore_preferred_terms_of_existing_pods,
         )

@@ -22,6 +22,8 @@ from scheduler.plugins.interpodaffinity.filtering import (
     NO_LABELS,
     incoming_pod_info,
     namespace_labels,
+    per_value_counts,
+    term_counts_per_node,
 )
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
@@ -90,6 +92,40 @@ def add_existing_pod(
     _add_terms(scores, existing.preferred_anti_affinity_terms, incoming.pod, state.namespace_labels, node, -1)
 
 
+def _add_per_value(scores: ScoreMap, snapshot: Snapshot, key: str, per_node: npt.NDArray[np.int64], weight: int) -> None:
+    for value, count in per_value_counts(snapshot, key, per_node):
+        by_value = scores.setdefault(key, {})
+        by_value[value] = by_value.get(value, 0) + weight * count
+
+
+def _counted_topology_score(
+    state: PreScoreState, snapshot: Snapshot, has_constraints: bool, hard_pod_affinity_weight: int
+) -> ScoreMap | None:
+    """The topology scores `add_existing_pod` sums over every pod, from counters: the incoming
+    pod's preferred terms through the selector counters, existing pods' terms through the
+    affinity groups (each group's terms matched once). None when the counters cannot say."""
+    scores: ScoreMap = {}
+    incoming = state.pod_info
+    if has_constraints:
+        for terms, sign in ((incoming.preferred_affinity_terms, 1), (incoming.preferred_anti_affinity_terms, -1)):
+            for weighted in terms:
+                per_node = term_counts_per_node(snapshot, weighted.term)
+                if per_node is None:
+                    return None
+                _add_per_value(scores, snapshot, weighted.term.topology_key, per_node, weighted.weight * sign)
+    pod, ns_labels = incoming.pod, state.namespace_labels
+    for info, per_node in snapshot.affinity_groups():
+        if hard_pod_affinity_weight > 0:
+            for term in info.required_affinity_terms:
+                if term_matches(term, pod, ns_labels):
+                    _add_per_value(scores, snapshot, term.topology_key, per_node, hard_pod_affinity_weight)
+        for terms, sign in ((info.preferred_affinity_terms, 1), (info.preferred_anti_affinity_terms, -1)):
+            for weighted in terms:
+                if term_matches(weighted.term, pod, ns_labels):
+                    _add_per_value(scores, snapshot, weighted.term.topology_key, per_node, weighted.weight * sign)
+    return scores
+
+
 def has_preferred_terms(pod: Pod) -> bool:
     """Whether the pod has preferred pod affinity or anti-affinity terms."""
     aff = pod.affinity
@@ -108,6 +144,14 @@ def compute_pre_score(
     if ignore_preferred_terms_of_existing_pods and not has_constraints:
         return None, skip()
     state = PreScoreState(incoming_pod_info(pod, snapshot.namespaces), namespace_labels(snapshot, pod.namespace))
+    if nodes is snapshot.node_infos:
+        # Every node: what the snapshot's counters and affinity groups cover.
+        counted = _counted_topology_score(state, snapshot, has_constraints, hard_pod_affinity_weight)
+        if counted is not None:
+            if not counted:
+                return None, skip()
+            state.topology_score = counted
+            return state, Status()
     touched = False
     for info in nodes:
         # Without preferred terms of its own, only existing pods with some affinity can matter.

@@ -12,7 +12,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Pod
 from scheduler.config.args import NodeResourcesFitArgs, UtilizationShapePoint
@@ -221,35 +220,35 @@ class NodeResourcesFit:
             message = _missing_state(PRE_FILTER_STATE_KEY)
             codes = np.full(len(positions), Code.ERROR, dtype=np.int8)
             return BatchFilterResult(codes, lambda i: (message,))
-        reasons: list[str] = []
-        short_rows: list[npt.NDArray[np.bool_]] = []
-        unresolvable_rows: list[npt.NDArray[np.bool_]] = []
-        pod_count = snapshot.pod_count[positions]
-        reasons.append(TOO_MANY_PODS)
-        short_rows.append(pod_count + 1 > snapshot.allowed_pods[positions])
-        unresolvable_rows.append(np.zeros(len(positions), dtype=np.bool_))
+        wanted: list[tuple[str, int]] = []
         if not request.empty:
-            wanted = [(CPU, request.milli_cpu), (MEMORY, request.memory), (EPHEMERAL_STORAGE, request.ephemeral_storage)]
+            fixed = [(CPU, request.milli_cpu), (MEMORY, request.memory), (EPHEMERAL_STORAGE, request.ephemeral_storage)]
+            wanted = [(name, want) for name, want in fixed if want > 0]
             wanted += [
                 (name, qty)
                 for name, qty in request.scalar_resources
-                if qty != 0 and not is_ignored(name, self.ignored_resources, self.ignored_resource_groups)
+                if qty > 0 and not is_ignored(name, self.ignored_resources, self.ignored_resource_groups)
             ]
-            for name, want in wanted:
-                if want <= 0:
-                    continue
+        count = len(positions)
+        reasons = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, _ in wanted]
+        # One row per reason; each resource row read once for all the candidates.
+        short = np.empty((len(reasons), count), dtype=np.bool_)
+        beyond = np.zeros((len(reasons), count), dtype=np.bool_)
+        np.greater(snapshot.pod_count[positions] + 1, snapshot.allowed_pods[positions], out=short[0])
+        if wanted:
+            alloc_rows = snapshot.allocatable[positions]
+            req_rows = snapshot.requested[positions]
+            for k, (name, want) in enumerate(wanted, start=1):
                 col = snapshot.column(name)
                 if col is None:
-                    capacity = np.zeros(len(positions), dtype=np.int64)
-                    used = capacity
-                else:
-                    capacity = snapshot.allocatable[positions, col]
-                    used = snapshot.requested[positions, col]
-                reasons.append(f"Insufficient {name}")
-                short_rows.append(want > capacity - used)
-                unresolvable_rows.append(want > capacity)
-        short = np.vstack(short_rows)
-        hopeless = (short & np.vstack(unresolvable_rows)).any(axis=0)
+                    # No node has the resource: nothing is allocatable, nothing is used.
+                    short[k] = True
+                    beyond[k] = True
+                    continue
+                capacity = alloc_rows[:, col]
+                np.greater(want, capacity - req_rows[:, col], out=short[k])
+                np.greater(want, capacity, out=beyond[k])
+        hopeless = (short & beyond).any(axis=0)
         codes = np.where(
             hopeless, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, np.where(short.any(axis=0), Code.UNSCHEDULABLE, Code.SUCCESS)
         ).astype(np.int8)

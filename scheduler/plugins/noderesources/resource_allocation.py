@@ -352,9 +352,10 @@ class ResourceAllocationScorer:
                 used = snapshot.nonzero_requested[positions, 0 if name == CPU else 1]
             else:
                 used = snapshot.requested[positions, col]
-            scored = alloc != 0
-            allocatable[i] = np.where(scored, alloc, 0)
-            requested[i] = np.where(scored, used + pod_request, 0)
+            # Nodes without the resource are not scored on it: 0 in both matrices.
+            allocatable[i] = alloc
+            np.add(used, pod_request, out=requested[i])
+            requested[i][alloc == 0] = 0
         return requested, allocatable
 
     def score_batch(self, snapshot: Snapshot, positions: IntArray, pod_requests: Sequence[int]) -> IntArray:

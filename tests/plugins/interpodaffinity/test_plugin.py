@@ -14,7 +14,7 @@ from scheduler.config.args import InterPodAffinityArgs
 from scheduler.config.errors import ConfigError
 from scheduler.framework.nodeinfo import PodInfo
 from scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState
-from scheduler.plugins.interpodaffinity import NAME, InterPodAffinity, filtering, new
+from scheduler.plugins.interpodaffinity import NAME, InterPodAffinity, filtering, new, scoring
 from tests.builders import FakeHandle, make_snapshot
 from tests.plugins.interpodaffinity._helpers import affinity, node, pod, setup, term
 
@@ -213,3 +213,25 @@ def test_add_remove_pod_matches_recomputed_state(
     removed = full.clone()
     removed.update_with_pod(PodInfo.of(moved), target.node, -1)
     assert _counts(removed) == _counts(partial)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cluster=clusters())
+def test_counted_states_equal_a_full_walk(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs]) -> None:
+    """PreFilter's and PreScore's counts read from the snapshot's selector counters and affinity
+    groups equal the counts found by walking every pod on every node."""
+    nodes, existing, incoming, args = cluster
+    _, snap = setup(nodes, existing, NAMESPACES, args)
+    counted = filtering.compute_pre_filter_state(incoming, snap, snap.node_infos)
+    info = filtering.incoming_pod_info(incoming, snap.namespaces)
+    ns_labels = filtering.namespace_labels(snap, incoming.namespace)
+    walked_existing = filtering.existing_anti_affinity_counts(incoming, ns_labels, snap.nodes_with_required_anti_affinity_pods())
+    walked_affinity, walked_anti = filtering.incoming_affinity_counts(info, snap.node_infos)
+    assert _counts(counted) == (walked_existing, walked_affinity, walked_anti)
+
+    weight, ignore = args.hard_pod_affinity_weight, args.ignore_preferred_terms_of_existing_pods
+    fast, fast_status = scoring.compute_pre_score(incoming, snap, snap.node_infos, weight, ignore)
+    # A copy of the node list is not the snapshot's own: the walk runs.
+    slow, slow_status = scoring.compute_pre_score(incoming, snap, list(snap.node_infos), weight, ignore)
+    assert fast_status.code == slow_status.code
+    assert (fast.topology_score if fast else None) == (slow.topology_score if slow else None)
