@@ -72,6 +72,7 @@ class Command(BaseCommand):
         port, address = options["port"], options["host"]
 
         def ready() -> None:
+            # DESIGN section 1: once listening, e.g. "Console: http://127.0.0.1:8000/".
             self.stdout.write(f"Console: http://{address}:{port}/\n")
             self.stdout.flush()
 
