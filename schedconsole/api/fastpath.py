@@ -55,7 +55,9 @@ def _session_user(session_key: str) -> tuple[str, frozenset[str]] | None:
     return user.username, frozenset(roles(user))
 
 
-async def _identify(kind: str, key: str) -> tuple[str, frozenset[str]] | None:
+async def identify(kind: str, key: str) -> tuple[str, frozenset[str]] | None:
+    """The user name and roles behind a token or a session key, kept for a few seconds: scrapers
+    and dashboards poll these routes, and a database round trip per call would dominate."""
     cache_key = f"{kind}:{key}"
     cached = _users.get(cache_key)
     if cached is not None and cached[0] > time.monotonic():
@@ -86,11 +88,11 @@ class FastRoutes:
             return
         auth = headers.get("authorization", "")
         if auth.startswith("Token "):
-            who = await _identify("token", auth[6:].strip())
+            who = await identify("token", auth[6:].strip())
         elif method in SAFE:
             cookie = SimpleCookie(headers.get("cookie", ""))
             morsel = cookie.get(settings.SESSION_COOKIE_NAME)
-            who = await _identify("session", morsel.value) if morsel is not None else None
+            who = await identify("session", morsel.value) if morsel is not None else None
         else:
             await self.django_app(scope, receive, send)  # a session write: Django checks CSRF
             return
@@ -114,11 +116,12 @@ class FastRoutes:
             await _reply(send, exc.status, {"message": exc.message})
             return
         if path.startswith("/debug/flags/") and method not in SAFE and answer["status"] == 200:
-            await _audit_flags(who[0], path)
+            await audit_flags(who[0], path)
         await _send(send, answer["status"], answer["contentType"], base64.b64decode(answer["body"]))
 
 
-async def _audit_flags(user: str, path: str) -> None:
+async def audit_flags(user: str, path: str) -> None:
+    """Keep a change of the debug flags made through Koordinator's routes in the audit log."""
     from schedconsole.profiles.models import AuditEntry
 
     flags = await acall("debug_flags")

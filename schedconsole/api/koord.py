@@ -8,47 +8,30 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
-from rest_framework.authtoken.models import Token
 
 from schedconsole.accounts.permissions import OPERATOR, VIEWER, roles
+from schedconsole.api.fastpath import audit_flags, identify
 from schedconsole.engine.client import EngineCallError, acall
-from schedconsole.profiles.models import AuditEntry
 
 SAFE = ("GET", "HEAD", "OPTIONS")
 
 
-TOKEN_CACHE_SECONDS = 5.0
-_tokens: dict[str, tuple[float, Any, frozenset[str]]] = {}
-
-
-async def authenticate(request: HttpRequest) -> tuple[Any, frozenset[str], bool]:
-    """The user (session or `Authorization: Token ...`), their roles, and whether a token was used.
-
-    A token's user and roles are kept for a few seconds: scrapers and dashboards poll these
-    routes, and a database round trip per call would dominate their latency."""
+async def authenticate(request: HttpRequest) -> tuple[str | None, frozenset[str], bool]:
+    """The user name (session or `Authorization: Token ...`), their roles, and whether a token was used."""
     header = request.headers.get("Authorization", "")
     if header.startswith("Token "):
-        key = header[6:].strip()
-        cached = _tokens.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1], cached[2], True
-        token = await Token.objects.select_related("user").filter(key=key).afirst()
-        user = token.user if token is not None and token.user.is_active else None
-        held = frozenset(await sync_to_async(roles)(user)) if user is not None else frozenset()
-        if user is not None:
-            _tokens[key] = (time.monotonic() + TOKEN_CACHE_SECONDS, user, held)
-        return user, held, True
+        found = await identify("token", header[6:].strip())
+        return (found[0], found[1], True) if found is not None else (None, frozenset(), True)
     user = await request.auser()
     if not user.is_authenticated:
         return None, frozenset(), False
-    return user, frozenset(await sync_to_async(roles)(user)), False
+    return user.username, frozenset(await sync_to_async(roles)(user)), False
 
 
 def _message(status: int, message: str) -> JsonResponse:
@@ -91,8 +74,7 @@ async def koordinator_route(request: HttpRequest, path: str = "") -> HttpRespons
         return _message(exc.status, exc.message)
     body = base64.b64decode(answer["body"])
     if request.path.startswith("/debug/flags/") and request.method not in SAFE and answer["status"] == 200:
-        flags = await _engine("debug_flags")
-        await AuditEntry.objects.acreate(user=user.username, action="debug-flags.set", target=request.path, after=flags)
+        await audit_flags(user or "", request.path)
     return HttpResponse(body, status=answer["status"], content_type=answer["contentType"])
 
 
