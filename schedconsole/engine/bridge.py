@@ -363,35 +363,31 @@ class Engine:
     # ----- reading -------------------------------------------------------------------------------------
     def nodes(self) -> list[dict[str, Any]]:
         """Every node with requested and allocatable per resource (from the snapshot's arrays)."""
+        return [self._node_summary(pos) for pos in range(self.scheduler.snapshot.num_nodes)]
+
+    def _node_summary(self, pos: int) -> dict[str, Any]:
         snap = self.scheduler.snapshot
-        alloc, req = snap.allocatable, snap.requested
-        pods, allowed = snap.pod_count, snap.allowed_pods
-        columns = list(enumerate(snap.resource_names))
-        out = []
-        for pos, name in enumerate(snap.names):
-            node = self.cluster.nodes.get(name)
-            row_alloc = {res: int(alloc[pos, i]) for i, res in columns if alloc[pos, i] or res in ("cpu", "memory")}
-            row_req = {res: int(req[pos, i]) for i, res in columns if res in row_alloc}
-            row_alloc["pods"], row_req["pods"] = int(allowed[pos]), int(pods[pos])
-            out.append(
-                {
-                    "name": name,
-                    "labels": dict(node.labels) if node else {},
-                    "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in (node.taints if node else ())],
-                    "unschedulable": bool(node.unschedulable) if node else False,
-                    "allocatable": row_alloc,
-                    "requested": row_req,
-                }
-            )
-        return out
+        alloc, req = snap.allocatable[pos], snap.requested[pos]
+        name = snap.names[pos]
+        node = self.cluster.nodes.get(name)
+        row_alloc = {res: int(alloc[i]) for i, res in enumerate(snap.resource_names) if alloc[i] or res in ("cpu", "memory")}
+        row_req = {res: int(req[i]) for i, res in enumerate(snap.resource_names) if res in row_alloc}
+        row_alloc["pods"], row_req["pods"] = int(snap.allowed_pods[pos]), int(snap.pod_count[pos])
+        return {
+            "name": name,
+            "labels": dict(node.labels) if node else {},
+            "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in (node.taints if node else ())],
+            "unschedulable": bool(node.unschedulable) if node else False,
+            "allocatable": row_alloc,
+            "requested": row_req,
+        }
 
     def node_detail(self, name: str) -> dict[str, Any]:
         """One node: the summary plus Koordinator's NodeInfo document."""
         info = self.scheduler.snapshot.get(name)
         if info is None:
             raise NotFound(f"cannot find node {name}")
-        summary = next(n for n in self.nodes() if n["name"] == name)
-        return {**summary, "nodeInfo": node_info_json(info, {})}
+        return {**self._node_summary(self.scheduler.snapshot.position[name]), "nodeInfo": node_info_json(info, {})}
 
     def pods(self) -> list[dict[str, Any]]:
         """Every live pod, with the queue it waits in when pending."""
