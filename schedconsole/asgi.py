@@ -11,6 +11,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from schedconsole.api.fastpath import FastRoutes  # noqa: E402
@@ -18,10 +19,10 @@ from schedconsole.live.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        # Static files (a few CSS/JS modules) are served here, async, so no sync middleware
-        # serializes requests; a proxy in front may serve /static/ itself instead.
+        # Embedded, static files (a few CSS/JS modules) are served here, async, so no sync
+        # middleware serializes requests; in production WhiteNoise serves the collected files.
         # Koordinator's polled routes skip Django's middleware (see api/fastpath.py).
-        "http": FastRoutes(ASGIStaticFilesHandler(django_asgi_app)),
+        "http": FastRoutes(ASGIStaticFilesHandler(django_asgi_app) if settings.EMBEDDED else django_asgi_app),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    *([] if EMBEDDED else ["whitenoise.middleware.WhiteNoiseMiddleware"]),
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -105,6 +106,19 @@ CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_EXPIRES = 600
+# Control tasks go to the leader's own queue (`<hostname>.dq2`); see engine/worker.py.
+CELERY_WORKER_DIRECT = True
+# Threads, not processes: an engine worker's tasks must reach the engine thread of its own process.
+CELERY_WORKER_POOL = "threads"
+CELERY_WORKER_CONCURRENCY = env_int("SCHEDCONSOLE_WORKER_CONCURRENCY", 8, minimum=1)
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_timeout": 5, "socket_connect_timeout": 5}
+CELERY_REDIS_SOCKET_TIMEOUT = 5
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 5
+# How long the leader's Redis lock lives unrenewed: a follower takes over within it.
+ENGINE_LEADER_TTL = env_int("SCHEDCONSOLE_LEADER_TTL", 10, minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -116,6 +130,18 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the page's JS module reads it for API calls with the session
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Production (REDIS_URL set) defaults to HTTPS only; the embedded default serves plain HTTP on
+# 127.0.0.1. Behind a TLS-terminating proxy, set SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not EMBEDDED)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]  # probes speak plain HTTP
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not EMBEDDED)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if EMBEDDED else 31536000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+_proxy_header = env_str("SECURE_PROXY_SSL_HEADER", "")
+if _proxy_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -124,8 +150,15 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+if not EMBEDDED:
+    # WhiteNoise serves what `collectstatic` gathered (the image does it at build time), compressed
+    # and with hashed names that browsers may cache for good.
+    STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -163,6 +196,7 @@ HISTORY_SCORE_NODES = env_int("SCHEDCONSOLE_HISTORY_SCORE_NODES", 10, minimum=0)
 HISTORY_FILTER_NODES = env_int("SCHEDCONSOLE_HISTORY_FILTER_NODES", 2000, minimum=0)
 UPLOAD_MAX_BYTES = env_int("SCHEDCONSOLE_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES
+IMPORT_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_IMPORT_TIMEOUT", 120, minimum=1)
 CONTROL_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_CONTROL_TIMEOUT", 10, minimum=1)
 DEBUG_TOP_N_SCORES = env_int("SCHEDCONSOLE_DEBUG_TOP_N", 5, minimum=0)
 DEMO_CLUSTER = env_bool("SCHEDCONSOLE_DEMO", True)

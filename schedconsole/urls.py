@@ -21,3 +21,5 @@ urlpatterns = [
     path("healthz", koord.healthz),
     path("readyz", koord.readyz),
 ]
+
+handler500 = "schedconsole.errors.server_error"

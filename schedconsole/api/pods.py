@@ -7,13 +7,14 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from schedconsole.api.base import ConsoleAPIView, audit, engine, page
-from schedconsole.engine.bridge import BadInput, parse_documents, with_defaults
+from schedconsole.api.base import ConsoleAPIView, EngineTimeoutError, EngineUnavailableError, audit, engine, page
+from schedconsole.cluster.imports import run_import
+from schedconsole.engine.bridge import with_defaults
 
 FILTERS = ("namespace", "phase", "node", "profile")
 
@@ -81,13 +82,16 @@ class Import(ConsoleAPIView):
     def post(self, request: Request) -> Response:
         """Create every object in the file, or none."""
         text, source = _upload_text(request)
-        try:
-            documents = parse_documents(text, source)
-        except BadInput as exc:
-            raise ValidationError({"file": [exc.message]}) from exc
-        if not documents:
-            raise ValidationError({"file": [f"{source}: no objects passed to import"]})
-        prepared = [with_defaults(d, d.get("kind", "")) if isinstance(d, dict) else d for d in documents]
-        result = engine("create", {"documents": prepared, "source": source}, field="file")
+        answer = run_import(text, source)
+        error = answer.get("error")
+        if error:
+            if error["status"] == 400:
+                raise ValidationError({error.get("field") or "file": [error["message"]]})
+            if error["status"] == 404:
+                raise NotFound(error["message"])
+            if error["status"] == 504:
+                raise EngineTimeoutError(error["message"])
+            raise EngineUnavailableError(error["message"])
+        result = answer["ok"]
         audit(request, "cluster.import", source, after=result)
         return Response(result, status=status.HTTP_201_CREATED)

@@ -31,16 +31,50 @@ def call(op: str, payload: dict[str, Any] | None = None, timeout: float | None =
     if settings.EMBEDDED:
         answer = control.apply(args=(op, payload, wait)).get()
     else:
+        from celery.utils.nodenames import worker_direct
+        from kombu.exceptions import OperationalError as BrokerError
+        from redis.exceptions import RedisError
+
+        from schedconsole.engine.leader import NOT_LEADER, leader_hostname
+
         try:
-            answer = control.apply_async(args=(op, payload, wait), queue="engine").get(timeout=wait + 1)
+            leader = leader_hostname(_redis())
+        except RedisError as exc:
+            raise EngineCallError(503, f"the engine cannot be reached: {exc}") from exc
+        if leader is None:
+            raise EngineCallError(503, NOT_LEADER)
+        result = None
+        try:
+            # Only the leader consumes its own queue; a request it cannot take in time expires
+            # unread instead of running later behind the caller's back.
+            result = control.apply_async(args=(op, payload, wait), queue=worker_direct(leader), expires=wait)
+            answer = result.get(timeout=wait + 1)
         except CeleryTimeout:
             raise EngineCallError(504, f"the engine did not answer {op!r} within {wait:g}s") from None
-        except OSError as exc:
+        except (OSError, BrokerError, RedisError) as exc:
             raise EngineCallError(503, f"the engine cannot be reached: {exc}") from exc
+        finally:
+            if result is not None:
+                try:
+                    result.forget()  # results are read once; don't let them pile up in Redis
+                except Exception:
+                    pass
     error = answer.get("error")
     if error:
         raise EngineCallError(int(error["status"]), error["message"], error.get("field", ""))
     return answer["ok"]
+
+
+_redis_client: Any = None
+
+
+def _redis() -> Any:
+    global _redis_client
+    if _redis_client is None:
+        from schedconsole.engine.leader import redis_client
+
+        _redis_client = redis_client()
+    return _redis_client
 
 
 async def acall(op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:

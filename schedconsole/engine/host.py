@@ -57,14 +57,17 @@ class EngineHost:
         return self._thread is not None and self._thread.is_alive()
 
     # ----- lifecycle ---------------------------------------------------------------------------
-    def start(self, *, live: bool = True, seed: int | None = None, run: bool = True) -> None:
+    def start(
+        self, *, live: bool = True, seed: int | None = None, run: bool = True, fence: int | None = None, on_fenced: Callable[[], None] | None = None
+    ) -> None:
         """Rebuild the engine from the database and start its thread (`run=False`: build only,
-        the caller drives `engine.step()` itself)."""
+        the caller drives `engine.step()` itself). `fence`: the leader's token, checked by every
+        write; `on_fenced` runs (on the store's thread) if another engine has taken over."""
         from schedconsole.engine.state import ensure_state, initial_flags
         from schedconsole.live.publisher import LivePublisher
 
         document = ensure_state()
-        self.store = Store(self.post)
+        self.store = Store(self.post, fence=fence, on_fenced=on_fenced)
         self.store.start()
         self.live = LivePublisher() if live else None
         hooks = bridge.Hooks(on_record=self._on_record, on_change=self.store.put_change, on_bind=self._on_bind)
@@ -127,6 +130,21 @@ class EngineHost:
         self._wake.set()
         return future
 
+    def _answer(self, fn: Callable[[], Any], future: Future[Any]) -> None:
+        """Run one operation; if it changed cluster objects, answer only once they are stored, so
+        an acknowledged change survives the engine's death the moment after."""
+        store = self.store
+        before = store.changes_queued if store is not None else 0
+        try:
+            result = fn()
+        except BaseException as exc:
+            future.set_exception(exc)
+            return
+        if store is None or store.changes_queued == before:
+            future.set_result(result)
+            return
+        store.after_commit(lambda: future.set_result(result))
+
     def call(self, op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         """Run a control operation on the engine thread and return its JSON result."""
         future = self.submit(op, payload)
@@ -144,10 +162,7 @@ class EngineHost:
                 continue
             if not future.set_running_or_notify_cancel():
                 continue
-            try:
-                future.set_result(fn())
-            except BaseException as exc:
-                future.set_exception(exc)
+            self._answer(fn, future)
 
     # ----- the loop --------------------------------------------------------------------------------
     def _loop(self) -> None:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connection, transaction
 from django.db.models import Max
 
 from schedconsole.cluster.models import Binding, ClusterObject
@@ -55,11 +55,25 @@ class _Barrier:
     done: threading.Event
 
 
+@dataclass(slots=True)
+class _AfterCommit:
+    callback: Callable[[], None]
+
+
+class Fenced(RuntimeError):
+    """Another engine took the lease: this one must not write (or acknowledge) anything more."""
+
+
 class Store:
     """The engine's writer thread."""
 
-    def __init__(self, post: Callable[[Callable[[], None]], None]) -> None:
+    def __init__(self, post: Callable[[Callable[[], None]], None], fence: int | None = None, on_fenced: Callable[[], None] | None = None) -> None:
         self._post = post
+        self.fence = fence  # the leader's token: every batch is written only while the lease holds it
+        self._on_fenced = on_fenced
+        self.fenced = False
+        self.changes_queued = 0  # how many cluster changes were handed over (the host watches it)
+        self.outage_since: float | None = None
         self._pending: deque[Any] = deque()
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -73,7 +87,12 @@ class Store:
     # ----- the engine side ----------------------------------------------------------------------
     def put_change(self, change: bridge.Change) -> None:
         """A cluster object changed (bindings excepted: `put_bind` stores those)."""
+        self.changes_queued += 1
         self._pending.append(change)
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run `callback` (on the store's thread) once everything queued before it is committed."""
+        self._pending.append(_AfterCommit(callback))
 
     def put_bind(self, uid: str, pod: str, node: str, acknowledge: Callable[[], None]) -> None:
         """Store a binding; `acknowledge` runs on the engine thread once it is committed."""
@@ -120,6 +139,8 @@ class Store:
                 while self._pending and len(batch) < MAX_BATCH:
                     batch.append(self._pending.popleft())
                 self._write(batch)
+                if self.fenced:
+                    break
                 if time.monotonic() - self.last_prune > 300:
                     self.last_prune = time.monotonic()
                     from schedconsole.history.services import prune
@@ -134,20 +155,59 @@ class Store:
     def _write(self, batch: list[Any]) -> None:
         acks: list[Callable[[], None]] = []
         barriers: list[threading.Event] = []
+        after: list[Callable[[], None]] = []
         if self.batches % 500 == 0:
             close_old_connections()
-        for attempt in range(5):
+        failures = 0
+        while True:
             try:
                 with transaction.atomic():
-                    self._apply(batch, acks, barriers)
+                    if self.fence is not None:
+                        from schedconsole.engine.leader import check_fence
+
+                        if not check_fence(self.fence):
+                            raise Fenced(f"the lease moved past token {self.fence}")
+                    self._apply(batch, acks, barriers, after)
+                if self.outage_since is not None:
+                    log.warning("store: the database is back after %.1fs", time.monotonic() - self.outage_since)
+                    self.outage_since = None
                 break
-            except Exception:
+            except Fenced:
+                # Nothing of this batch is stored, so nothing of it is acknowledged: the new
+                # leader schedules those pods again from what the database holds.
+                self.fenced = True
+                log.error("store: fenced off; %d queued writes dropped", len(batch) + len(self._pending))
+                self._pending.clear()
+                for item in batch:
+                    if isinstance(item, _Barrier):
+                        item.done.set()
+                if self._on_fenced is not None:
+                    self._on_fenced()
+                return
+            except (OperationalError, InterfaceError):
+                # The database is unreachable: keep the batch (bindings stay unacknowledged, so the
+                # engine holds those pods as assumed) and try again until it answers.
                 acks.clear()
                 barriers.clear()
-                if attempt == 4:
+                after.clear()
+                if self.outage_since is None:
+                    self.outage_since = time.monotonic()
+                    log.warning("store: the database is unavailable; holding %d writes", len(batch), exc_info=True)
+                connection.close()
+                if self._stopping and time.monotonic() - self.outage_since > 30:
+                    raise
+                time.sleep(min(2.0, 0.1 * 2 ** min(failures, 5)))
+                failures += 1
+                self._init_ids_quietly()
+            except DatabaseError:
+                acks.clear()
+                barriers.clear()
+                after.clear()
+                failures += 1
+                if failures == 5:
                     raise
                 log.warning("store batch failed; retrying", exc_info=True)
-                time.sleep(0.2 * (attempt + 1))
+                time.sleep(0.2 * failures)
                 self._init_ids()
         self.batches += 1
         self.written += len(batch)
@@ -155,8 +215,16 @@ class Store:
             self._post(lambda: _run_all(acks))  # one hand-over per batch, not per binding
         for event in barriers:
             event.set()
+        for callback in after:
+            callback()
 
-    def _apply(self, batch: list[Any], acks: list[Callable[[], None]], barriers: list[threading.Event]) -> None:
+    def _init_ids_quietly(self) -> None:
+        try:
+            self._init_ids()
+        except DatabaseError:
+            connection.close()
+
+    def _apply(self, batch: list[Any], acks: list[Callable[[], None]], barriers: list[threading.Event], after: list[Callable[[], None]]) -> None:
         binds: list[_Bind] = []
         records: list[_Record] = []
         changes: dict[str, bridge.Change] = {}
@@ -170,6 +238,8 @@ class Store:
                 records.append(item)
             elif isinstance(item, _Barrier):
                 barriers.append(item.done)
+            elif isinstance(item, _AfterCommit):
+                after.append(item.callback)
         if changes:
             self._write_changes(list(changes.values()))
         if records:

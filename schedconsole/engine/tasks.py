@@ -13,7 +13,14 @@ from schedconsole.engine.host import EngineTimeout, EngineUnavailable, get_host
 
 @shared_task(name="schedconsole.engine.control")
 def control(op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
-    """Run one control operation on this process's engine; errors come back as data."""
+    """Run one control operation on this process's engine; errors come back as data. An engine
+    worker that does not lead answers 503 (Koordinator's wording for a non-leader)."""
+    from schedconsole.engine.leader import NOT_LEADER
+    from schedconsole.engine.worker import role
+
+    engine_role = role()
+    if engine_role is not None and not engine_role.leading:
+        return {"error": {"status": 503, "message": NOT_LEADER}}
     try:
         return {"ok": get_host().call(op, payload, timeout)}
     except Exception as exc:

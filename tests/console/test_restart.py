@@ -53,14 +53,17 @@ def test_binding_is_acknowledged_only_once_stored(start_engine, api) -> None:
     blocker = sqlite3.connect(db, timeout=5)
     blocker.execute("BEGIN IMMEDIATE")  # the store cannot commit until this ends
     try:
-        host.call("create", {"documents": [pod("held")], "source": "test"})
+        created = host.submit("create", {"documents": [pod("held")], "source": "test"})
         wait_for(lambda: host.engine.scheduler.attempt_count >= 1)
         settle_engine_only(host)
         detail = host.call("pod", {"namespace": "default", "name": "held"})
         assert detail["node"] is None and detail["phase"] == "Pending"
+        # The creation itself is answered only once the pod is stored.
+        assert not created.done()
     finally:
         blocker.rollback()
         blocker.close()
+    assert created.result(10)["created"] == {"Pod": 1}
     wait_for(lambda: host.call("pod", {"namespace": "default", "name": "held"})["node"])
     settle(host)
     assert Binding.objects.filter(pod="default/held").count() == 1

@@ -1,0 +1,58 @@
+"""Importing a kubectl file: parse, default, and create every object through the engine, or none.
+
+Embedded, the web process does it; in production the `schedconsole.cluster.import` task does it
+on a task worker, so parsing a large file never holds up the web process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedconsole.engine.bridge import BadInput, parse_documents, with_defaults
+from schedconsole.engine.client import EngineCallError, call
+
+
+def import_text(text: str, source: str) -> dict[str, Any]:
+    """`{"ok": result}` or `{"error": {"status", "message", "field"?}}`: the engine creates all or nothing."""
+    try:
+        documents = parse_documents(text, source)
+    except BadInput as exc:
+        return {"error": {"status": 400, "field": "file", "message": exc.message}}
+    if not documents:
+        return {"error": {"status": 400, "field": "file", "message": f"{source}: no objects passed to import"}}
+    prepared = [with_defaults(d, d.get("kind", "")) if isinstance(d, dict) else d for d in documents]
+    try:
+        return {"ok": call("create", {"documents": prepared, "source": source})}
+    except EngineCallError as exc:
+        return {"error": {"status": exc.status, "field": exc.field or "file", "message": exc.message}}
+
+
+def run_import(text: str, source: str) -> dict[str, Any]:
+    """Import here (embedded) or on a task worker (production), waiting for the answer."""
+    from django.conf import settings
+
+    if settings.EMBEDDED:
+        return import_text(text, source)
+    from celery.exceptions import TimeoutError as CeleryTimeout
+    from kombu.exceptions import OperationalError as BrokerError
+    from redis.exceptions import RedisError
+
+    from schedconsole.cluster.tasks import import_file
+
+    wait = settings.IMPORT_TIMEOUT_SECONDS
+    result = None
+    try:
+        # `expires`: a task no worker took in time is dropped, never applied behind the caller's back.
+        result = import_file.apply_async(args=(text, source), expires=wait)
+        answer: dict[str, Any] = result.get(timeout=wait)
+        return answer
+    except CeleryTimeout:
+        return {"error": {"status": 504, "message": f"the import of {source} was not answered within {wait}s (is a task worker running?)"}}
+    except (OSError, BrokerError, RedisError) as exc:
+        return {"error": {"status": 503, "message": f"the task worker cannot be reached: {exc}"}}
+    finally:
+        if result is not None:
+            try:
+                result.forget()
+            except Exception:
+                pass

@@ -1,0 +1,15 @@
+"""Celery tasks of the simulated cluster, run by the task worker (`celery -A schedconsole worker`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from schedconsole.cluster.imports import import_text
+
+
+@shared_task(name="schedconsole.cluster.import")
+def import_file(text: str, source: str) -> dict[str, Any]:
+    """Parse and create a kubectl file's objects (all or none); errors come back as data."""
+    return import_text(text, source)
