@@ -50,6 +50,8 @@ def run_import(text: str, source: str) -> dict[str, Any]:
         return {"error": {"status": 504, "message": f"the import of {source} was not answered within {wait}s (is a task worker running?)"}}
     except (OSError, BrokerError, RedisError) as exc:
         return {"error": {"status": 503, "message": f"the task worker cannot be reached: {exc}"}}
+    except Exception as exc:  # the task itself failed: report it, nothing was half-applied
+        return {"error": {"status": 502, "message": f"the import of {source} failed on the task worker: {type(exc).__name__}: {exc}"}}
     finally:
         if result is not None:
             try:

@@ -48,7 +48,7 @@ def call(op: str, payload: dict[str, Any] | None = None, timeout: float | None =
             # Only the leader consumes its own queue; a request it cannot take in time expires
             # unread instead of running later behind the caller's back.
             result = control.apply_async(args=(op, payload, wait), queue=worker_direct(leader), expires=wait)
-            answer = result.get(timeout=wait + 1)
+            answer = result.get(timeout=wait + 1, disable_sync_subtasks=False)  # tasks may call it too (imports)
         except CeleryTimeout:
             raise EngineCallError(504, f"the engine did not answer {op!r} within {wait:g}s") from None
         except (OSError, BrokerError, RedisError) as exc:

@@ -64,6 +64,7 @@ def leader_hostname(client: Any) -> str | None:
 
 def bump_fence(identity: str) -> int:
     """Take the next token (after any batch the old leader is committing) and return it."""
+    EngineLease.objects.get_or_create(id=1)  # made by a migration; a flushed database lacks it
     with transaction.atomic():
         lease = EngineLease.objects.select_for_update().get(id=1)
         lease.token += 1
@@ -75,15 +76,19 @@ def bump_fence(identity: str) -> int:
 
 def current_fence() -> int:
     """The token now in the database."""
-    return int(EngineLease.objects.values_list("token", flat=True).get(id=1))
+    return int(EngineLease.objects.values_list("token", flat=True).filter(id=1).first() or 0)
 
 
 def check_fence(token: int) -> bool:
     """Inside the store's transaction: lock the lease row and tell whether `token` still holds it."""
     qs = EngineLease.objects.values_list("token", flat=True)
     if connection.vendor == "postgresql":
+        # A leader frozen inside this transaction must not keep its successor waiting on the row
+        # lock: PostgreSQL ends the session once it idles here longer than the lock's TTL.
+        with connection.cursor() as cur:
+            cur.execute(f"SET LOCAL idle_in_transaction_session_timeout = {int(settings.ENGINE_LEADER_TTL * 1000)}")
         qs = qs.select_for_update()
-    return int(qs.get(id=1)) == token
+    return int(qs.filter(id=1).first() or 0) == token
 
 
 class LeaderElector:
@@ -93,7 +98,15 @@ class LeaderElector:
     slow start (loading a large cluster) never delays a renewal.
     """
 
-    def __init__(self, hostname: str, on_elected: Callable[[int], None], on_lost: Callable[[], None], ttl: float | None = None) -> None:
+    def __init__(
+        self,
+        hostname: str,
+        on_elected: Callable[[int], None],
+        on_lost: Callable[[], None],
+        ttl: float | None = None,
+        redis_url: str | None = None,
+        key: str = LEADER_KEY,
+    ) -> None:
         self.hostname = hostname
         self.identity = f"{hostname}#{os.getpid()}@{socket.gethostname()}/{uuid.uuid4().hex[:12]}"
         self.ttl = float(ttl if ttl is not None else settings.ENGINE_LEADER_TTL)
@@ -103,7 +116,8 @@ class LeaderElector:
         self._stop = threading.Event()
         self._actions: list[tuple[str, int]] = []
         self._actions_ready = threading.Condition()
-        self._client = redis_client()
+        self.key = key
+        self._client = redis_client(redis_url)
         self._renew = self._client.register_script(_RENEW)
         self._release = self._client.register_script(_RELEASE)
         self._thread = threading.Thread(target=self._campaign, name="schedconsole-leader", daemon=True)
@@ -127,7 +141,7 @@ class LeaderElector:
         if self.token is not None:
             self.token = None
             try:
-                self._release(keys=[LEADER_KEY], args=[self.identity])
+                self._release(keys=[self.key], args=[self.identity])
             except Exception:
                 log.warning("leader: could not release the lock", exc_info=True)
             self._queue("lost", 0)
@@ -141,7 +155,7 @@ class LeaderElector:
         log.error("leader: fenced off (token %s is no longer the lease's); stepping down", self.token)
         self.token = None
         try:
-            self._release(keys=[LEADER_KEY], args=[self.identity])
+            self._release(keys=[self.key], args=[self.identity])
         except Exception:
             log.warning("leader: could not release the lock", exc_info=True)
         self._queue("lost", 0)
@@ -164,12 +178,12 @@ class LeaderElector:
         connection.close()
 
     def _try_acquire(self) -> None:
-        if not self._client.set(LEADER_KEY, self.identity, nx=True, px=int(self.ttl * 1000)):
+        if not self._client.set(self.key, self.identity, nx=True, px=int(self.ttl * 1000)):
             return
         try:
             token = bump_fence(self.identity)
         except Exception:
-            self._release(keys=[LEADER_KEY], args=[self.identity])
+            self._release(keys=[self.key], args=[self.identity])
             raise
         self.token = token
         self.last_renewed = time.monotonic()
@@ -177,18 +191,18 @@ class LeaderElector:
         self._queue("elected", token)
 
     def _keep(self) -> None:
-        if self._renew(keys=[LEADER_KEY], args=[self.identity, int(self.ttl * 1000)]):
+        if self._renew(keys=[self.key], args=[self.identity, int(self.ttl * 1000)]):
             self.last_renewed = time.monotonic()
             return
         # Not ours any more. If the key is simply gone (Redis restarted), take it back, but only
         # while no other engine has moved the token.
-        if self._client.set(LEADER_KEY, self.identity, nx=True, px=int(self.ttl * 1000)):
+        if self._client.set(self.key, self.identity, nx=True, px=int(self.ttl * 1000)):
             if current_fence() == self.token:
                 self.last_renewed = time.monotonic()
                 log.warning("leader: the lock was lost (Redis restarted?) and is taken back with token %s", self.token)
                 return
-            self._release(keys=[LEADER_KEY], args=[self.identity])
-        log.error("leader: lost the lock to %s", self._client.get(LEADER_KEY))
+            self._release(keys=[self.key], args=[self.identity])
+        log.error("leader: lost the lock to %s", self._client.get(self.key))
         self.token = None
         self._queue("lost", 0)
 

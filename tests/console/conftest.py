@@ -103,7 +103,7 @@ def start_engine(transactional_db: None) -> Iterator[Callable[..., host_module.E
     started: list[host_module.EngineHost] = []
 
     def start(
-        documents: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None, live: bool = False, run: bool = True
+        documents: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None, live: bool = False, run: bool = True, **kwargs: Any
     ) -> host_module.EngineHost:
         if config is not None:
             from schedconsole.profiles.models import ProfileVersion
@@ -113,7 +113,7 @@ def start_engine(transactional_db: None) -> Iterator[Callable[..., host_module.E
             save_documents([bridge.with_defaults(d, d["kind"]) for d in documents])
         host_module._host = None
         host = host_module.get_host()
-        host.start(live=live, seed=1, run=run)
+        host.start(live=live, seed=1, run=run, **kwargs)
         started.append(host)
         return host
 
