@@ -73,3 +73,17 @@ def test_a_follower_answers_not_leader_and_the_web_says_so_without_a_leader(stac
     stack.start("engine-a")
     stack.start("engine-b")
     wait_for(lambda: stack.http("GET", "/apis/v1/__services__")[0] == 200, 20, what="a new leader")
+
+
+def test_static_files_come_from_whitenoise_with_hashed_names(stack: Stack) -> None:
+    import re
+    import urllib.request
+
+    status, page = stack.http("GET", "/accounts/login/", auth=False)
+    assert status == 200
+    css = re.search(r'href="(/static/console\.[0-9a-f]{12}\.css)"', page)
+    assert css, page[:800]
+    with urllib.request.urlopen(stack.url + css.group(1), timeout=10) as response:
+        assert response.status == 200
+        assert "max-age=315360000" in response.headers.get("Cache-Control", "")
+        assert b"{" in response.read()
