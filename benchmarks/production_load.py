@@ -94,6 +94,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     stack = Stack(Path(tempfile.mkdtemp(prefix="production-load-")), leader_ttl=10)
+    stack.env["SCHEDCONSOLE_CONTROL_TIMEOUT"] = "60"  # a 2000-pod import under load takes longer than the tests' 5 s
+    stack.env["SCHEDCONSOLE_IMPORT_TIMEOUT"] = "300"
     try:
         for name in ("web", "engine-a", "engine-b", "tasks"):
             stack.start(name)

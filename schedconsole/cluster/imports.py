@@ -33,6 +33,7 @@ def run_import(text: str, source: str) -> dict[str, Any]:
 
     if settings.EMBEDDED:
         return import_text(text, source)
+    from celery.exceptions import TaskRevokedError
     from celery.exceptions import TimeoutError as CeleryTimeout
     from kombu.exceptions import OperationalError as BrokerError
     from redis.exceptions import RedisError
@@ -46,7 +47,7 @@ def run_import(text: str, source: str) -> dict[str, Any]:
         result = import_file.apply_async(args=(text, source), expires=wait)
         answer: dict[str, Any] = result.get(timeout=wait)
         return answer
-    except CeleryTimeout:
+    except (CeleryTimeout, TaskRevokedError):
         return {"error": {"status": 504, "message": f"the import of {source} was not answered within {wait}s (is a task worker running?)"}}
     except (OSError, BrokerError, RedisError) as exc:
         return {"error": {"status": 503, "message": f"the task worker cannot be reached: {exc}"}}

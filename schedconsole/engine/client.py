@@ -23,6 +23,7 @@ class EngineCallError(Exception):
 
 def call(op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
     """Run a control operation on the engine and return its result, or raise EngineCallError."""
+    from celery.exceptions import TaskRevokedError
     from celery.exceptions import TimeoutError as CeleryTimeout
 
     from schedconsole.engine.tasks import control
@@ -49,7 +50,8 @@ def call(op: str, payload: dict[str, Any] | None = None, timeout: float | None =
             # unread instead of running later behind the caller's back.
             result = control.apply_async(args=(op, payload, wait), queue=worker_direct(leader), expires=wait)
             answer = result.get(timeout=wait + 1, disable_sync_subtasks=False)  # tasks may call it too (imports)
-        except CeleryTimeout:
+        except (CeleryTimeout, TaskRevokedError):
+            # Not answered, or expired unread in the leader's queue: either way nothing was done.
             raise EngineCallError(504, f"the engine did not answer {op!r} within {wait:g}s") from None
         except (OSError, BrokerError, RedisError) as exc:
             raise EngineCallError(503, f"the engine cannot be reached: {exc}") from exc

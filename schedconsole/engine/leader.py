@@ -51,7 +51,7 @@ def redis_client(url: str | None = None) -> Any:
     """A Redis client with short timeouts (a dead Redis must not hang a request or the elector)."""
     import redis
 
-    return redis.Redis.from_url(url or settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2, health_check_interval=10)
+    return redis.Redis.from_url(url or settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5, health_check_interval=10)
 
 
 def leader_hostname(client: Any) -> str | None:

@@ -164,18 +164,30 @@ class Hub:
             client.offer_batch(items)
 
     async def _read(self) -> None:
+        """Read the group for as long as the process lives. A channel-layer error (Redis slow or
+        restarting) costs the messages of that moment, not the live view: the hub joins again."""
         layer = get_channel_layer()
-        channel = await layer.new_channel("live-hub.")
-        await layer.group_add(GROUP, channel)
-        try:
-            while True:
-                self.deliver(await layer.receive(channel))
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("live hub stopped reading")
-        finally:
-            await layer.group_discard(GROUP, channel)
+        failures = 0
+        while True:
+            channel = None
+            try:
+                channel = await layer.new_channel("live-hub.")
+                await layer.group_add(GROUP, channel)
+                while True:
+                    self.deliver(await layer.receive(channel))
+                    failures = 0
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                failures += 1
+                log.warning("live hub: reading the channel layer failed (%d in a row); joining again", failures, exc_info=failures == 1)
+                await asyncio.sleep(min(5.0, 0.1 * 2**failures))
+            finally:
+                if channel is not None:
+                    try:
+                        await layer.group_discard(GROUP, channel)
+                    except Exception:
+                        pass
 
 
 hub = Hub()
