@@ -142,16 +142,27 @@ class Hub:
         self._task: asyncio.Task[None] | None = None
 
     async def join(self, client: ClientBuffer) -> None:
-        """Add a client; start reading the group on first use in this loop."""
+        """Add a client; on first use in this loop, join the group before returning (so that the
+        engine sees a listener from the moment the client is welcomed) and start reading it."""
         self.clients.add(client)
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done() or self.loop is not loop:
             self.loop = loop
-            self._task = loop.create_task(self._read())
+            layer = get_channel_layer()
+            channel = await layer.new_channel("live-hub.")
+            await layer.group_add(GROUP, channel)
+            if self._task is None or self._task.done():
+                self._task = loop.create_task(self._read(channel))
+            else:
+                await layer.group_discard(GROUP, channel)
 
     def leave(self, client: ClientBuffer) -> None:
-        """Remove a client."""
+        """Remove a client; the last one out takes the hub out of the group, so the engine knows
+        that nobody in this process is watching (see `LivePublisher`)."""
         self.clients.discard(client)
+        if not self.clients and self._task is not None:
+            self._task.cancel()
+            self._task = None
 
     def deliver(self, message: dict[str, Any]) -> None:
         """Fan one batch from the channel layer out to every client."""
@@ -163,16 +174,17 @@ class Hub:
             client.note_missed(dropped)
             client.offer_batch(items)
 
-    async def _read(self) -> None:
-        """Read the group for as long as the process lives. A channel-layer error (Redis slow or
+    async def _read(self, first: str) -> None:
+        """Read the group while this process has clients. A channel-layer error (Redis slow or
         restarting) costs the messages of that moment, not the live view: the hub joins again."""
         layer = get_channel_layer()
         failures = 0
+        channel: str | None = first
         while True:
-            channel = None
             try:
-                channel = await layer.new_channel("live-hub.")
-                await layer.group_add(GROUP, channel)
+                if channel is None:
+                    channel = await layer.new_channel("live-hub.")
+                    await layer.group_add(GROUP, channel)
                 while True:
                     self.deliver(await layer.receive(channel))
                     failures = 0
@@ -188,6 +200,7 @@ class Hub:
                         await layer.group_discard(GROUP, channel)
                     except Exception:
                         pass
+                    channel = None
 
 
 hub = Hub()

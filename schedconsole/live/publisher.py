@@ -22,6 +22,7 @@ from schedconsole.engine import bridge
 from schedconsole.live.hub import GROUP, LiveItem, hub, local_hub_loop
 
 log = logging.getLogger(__name__)
+LAYER_PREFIX = "asgi"  # channels_redis's default key prefix (settings.CHANNEL_LAYERS sets no other)
 MAX_BATCH = 200
 MAX_QUEUED = 10000
 POLL_SECONDS = 0.05
@@ -37,6 +38,9 @@ class LivePublisher:
         self._thread = threading.Thread(target=self._run, name="schedconsole-live", daemon=True)
         self.dropped = 0
         self.sent = 0
+        self._redis: Any = None
+        self._listened_at = -1.0
+        self._listening = True
 
     def start(self) -> None:
         """Start the sender thread."""
@@ -56,6 +60,23 @@ class LivePublisher:
             return
         self._pending.append(record)
 
+    def _listened(self) -> bool:
+        """Production: whether any web process's hub is in the group (it is while it has clients);
+        asked of Redis every second while someone listens, four times a second while nobody does.
+        Nobody watching means no message is built at all."""
+        now = time.monotonic()
+        if now - self._listened_at >= (1.0 if self._listening else 0.25):
+            self._listened_at = now
+            try:
+                if self._redis is None:
+                    from schedconsole.engine.leader import redis_client
+
+                    self._redis = redis_client()
+                self._listening = bool(self._redis.zcard(f"{LAYER_PREFIX}:group:{GROUP}"))
+            except Exception:
+                self._listening = True  # when in doubt, send
+        return self._listening
+
     def _run(self) -> None:
         # Polls rather than waking per record: a wake-up per attempt would bounce the GIL
         # between this thread and the engine on every scheduling cycle.
@@ -66,6 +87,10 @@ class LivePublisher:
                 if not self._pending:
                     if self._stopping:
                         return
+                    time.sleep(POLL_SECONDS)
+                    continue
+                if not self._embedded and not self._listened():
+                    self._pending.clear()
                     time.sleep(POLL_SECONDS)
                     continue
                 batch = []

@@ -32,6 +32,7 @@ def test_pod_created_through_the_api_is_bound_and_its_attempt_reaches_a_websocke
         ) as ws:
             hello = json.loads(await ws.recv())
             assert hello["type"] == "hello"
+            await asyncio.sleep(0.5)  # the engine looks for listeners four times a second
             pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1", "namespace": "default"},
                    "spec": {"containers": [{"name": "c", "image": "app", "resources": {"requests": {"cpu": "200m"}}}]}}
             status, body = await asyncio.to_thread(stack.http, "POST", "/api/pods/", pod)
