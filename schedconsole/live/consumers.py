@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import cached_property
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.sessions import InstanceSessionWrapper
 from django.conf import settings
 
 from schedconsole.live.hub import ClientBuffer, hub
@@ -57,4 +59,16 @@ class ScoresConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(message))
 
     async def _send_text(self, text: str) -> None:
-        await self.send(text_data=text)
+        # Live frames go straight to the server's ASGI send: Channels' session wrapper checks the
+        # session for changes on every message (a lazy object's proxies, per frame, per client),
+        # and these frames never carry a session change.
+        await self._raw_send({"type": "websocket.send", "text": text})
+
+    @cached_property
+    def _raw_send(self) -> Any:
+        send = self.base_send
+        wrapper = getattr(send, "__self__", None)
+        while isinstance(wrapper, InstanceSessionWrapper):
+            send = wrapper.real_send
+            wrapper = getattr(send, "__self__", None)
+        return send
