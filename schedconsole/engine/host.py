@@ -52,6 +52,11 @@ class EngineHost:
         self.error: BaseException | None = None
 
     @property
+    def failed(self) -> bool:
+        """Whether the engine loop or its store died of an error (a leader must then step down)."""
+        return self.error is not None or (self.store is not None and self.store.failed is not None)
+
+    @property
     def running(self) -> bool:
         """Whether the engine thread is alive."""
         return self._thread is not None and self._thread.is_alive()

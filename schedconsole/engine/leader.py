@@ -106,6 +106,7 @@ class LeaderElector:
         ttl: float | None = None,
         redis_url: str | None = None,
         key: str = LEADER_KEY,
+        failed: Callable[[], bool] | None = None,
     ) -> None:
         self.hostname = hostname
         self.identity = f"{hostname}#{os.getpid()}@{socket.gethostname()}/{uuid.uuid4().hex[:12]}"
@@ -117,6 +118,7 @@ class LeaderElector:
         self._actions: list[tuple[str, int]] = []
         self._actions_ready = threading.Condition()
         self.key = key
+        self._failed = failed
         self._client = redis_client(redis_url)
         self._renew = self._client.register_script(_RENEW)
         self._release = self._client.register_script(_RELEASE)
@@ -150,9 +152,14 @@ class LeaderElector:
 
     def fenced(self) -> None:
         """The store found the token moved: step down (another engine leads now)."""
+        if self.token is not None:
+            self.step_down(f"fenced off (token {self.token} is no longer the lease's)")
+
+    def step_down(self, reason: str) -> None:
+        """Give the lock up and stop the engine; campaign again afterwards."""
         if self.token is None:
             return
-        log.error("leader: fenced off (token %s is no longer the lease's); stepping down", self.token)
+        log.error("leader: %s; stepping down", reason)
         self.token = None
         try:
             self._release(keys=[self.key], args=[self.identity])
@@ -191,6 +198,9 @@ class LeaderElector:
         self._queue("elected", token)
 
     def _keep(self) -> None:
+        if self._failed is not None and self._failed():
+            self.step_down("the engine failed (see the error above)")
+            return
         if self._renew(keys=[self.key], args=[self.identity, int(self.ttl * 1000)]):
             self.last_renewed = time.monotonic()
             return
@@ -229,6 +239,6 @@ class LeaderElector:
             except Exception:
                 log.exception("leader: %s callback failed", action)
                 if action == "elected":
-                    self.fenced()
+                    self.step_down("the engine could not start")
             finally:
                 close_old_connections()

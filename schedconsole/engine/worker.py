@@ -28,7 +28,7 @@ class EngineRole:
 
         self.hostname = hostname
         self._lock = threading.Lock()
-        self.elector = LeaderElector(hostname, self._elected, self._lost)
+        self.elector = LeaderElector(hostname, self._elected, self._lost, failed=self._failed)
 
     def start(self) -> None:
         """Begin campaigning."""
@@ -44,6 +44,11 @@ class EngineRole:
         from schedconsole.engine.host import get_host
 
         return self.elector.leading and get_host().running
+
+    def _failed(self) -> bool:
+        from schedconsole.engine.host import get_host
+
+        return get_host().failed
 
     def _elected(self, token: int) -> None:
         from schedconsole.engine.host import get_host

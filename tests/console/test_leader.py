@@ -126,3 +126,22 @@ def test_warm_stop_hands_over_at_once(redis_url: str) -> None:
         assert a.lost == 1
     finally:
         second.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_leader_whose_engine_failed_steps_down(redis_url: str) -> None:
+    key = f"schedconsole:test:leader:{uuid.uuid4().hex}"
+    a, b = _Events(), _Events()
+    broken = threading.Event()
+    first = LeaderElector("a@test", a.on_elected, a.on_lost, ttl=1, redis_url=redis_url, key=key, failed=broken.is_set)
+    second = LeaderElector("b@test", b.on_elected, b.on_lost, ttl=1, redis_url=redis_url, key=key)
+    first.start()
+    wait_for(lambda: a.elected, 5)
+    second.start()
+    try:
+        broken.set()  # e.g. the store died: holding the lock would leave nobody scheduling
+        wait_for(lambda: b.elected, 5)
+        assert a.lost == 1 and b.elected == [a.elected[0] + 1]
+    finally:
+        first.stop()
+        second.stop()
