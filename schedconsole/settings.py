@@ -107,8 +107,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 600
-# Control tasks go to the leader's own queue (`<hostname>.dq2`); see engine/worker.py.
+# Control tasks go to the leader's own queue (`<hostname>.dq2`); see engine/worker.py. Sent without
+# a queue, one lands on `engine`, where any engine worker takes it and a follower answers 503.
 CELERY_WORKER_DIRECT = True
+CELERY_TASK_ROUTES = {"schedconsole.engine.control": {"queue": "engine"}}
 # Threads, not processes: an engine worker's tasks must reach the engine thread of its own process.
 CELERY_WORKER_POOL = "threads"
 CELERY_WORKER_CONCURRENCY = env_int("SCHEDCONSOLE_WORKER_CONCURRENCY", 8, minimum=1)
