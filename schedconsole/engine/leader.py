@@ -86,7 +86,7 @@ def check_fence(token: int) -> bool:
         # A leader frozen inside this transaction must not keep its successor waiting on the row
         # lock: PostgreSQL ends the session once it idles here longer than the lock's TTL.
         with connection.cursor() as cur:
-            cur.execute(f"SET LOCAL idle_in_transaction_session_timeout = {int(settings.ENGINE_LEADER_TTL * 1000)}")
+            cur.execute(f"SET LOCAL idle_in_transaction_session_timeout = {int(max(settings.ENGINE_LEADER_TTL, 5) * 1000)}")
         qs = qs.select_for_update()
     return int(qs.filter(id=1).first() or 0) == token
 

@@ -161,13 +161,21 @@ class Store:
         failures = 0
         while True:
             try:
+                # Every row is built before the transaction opens, so that it holds its locks (the
+                # lease row's among them) only while the statements run back to back.
+                statements = self._prepare(batch, acks, barriers, after)
                 with transaction.atomic():
                     if self.fence is not None:
                         from schedconsole.engine.leader import check_fence
 
                         if not check_fence(self.fence):
                             raise Fenced(f"the lease moved past token {self.fence}")
-                    self._apply(batch, acks, barriers, after)
+                    with connection.cursor() as cur:
+                        for many, sql, params in statements:
+                            if many:
+                                cur.executemany(sql, params)
+                            else:
+                                cur.execute(sql, params)
                 if self.outage_since is not None:
                     log.warning("store: the database is back after %.1fs", time.monotonic() - self.outage_since)
                     self.outage_since = None
@@ -203,6 +211,8 @@ class Store:
                 acks.clear()
                 barriers.clear()
                 after.clear()
+                if not connection.is_usable():
+                    connection.close()  # e.g. ended by the server; the next attempt reconnects
                 failures += 1
                 if failures == 5:
                     raise
@@ -224,7 +234,8 @@ class Store:
         except DatabaseError:
             connection.close()
 
-    def _apply(self, batch: list[Any], acks: list[Callable[[], None]], barriers: list[threading.Event], after: list[Callable[[], None]]) -> None:
+    def _prepare(self, batch: list[Any], acks: list[Callable[[], None]], barriers: list[threading.Event], after: list[Callable[[], None]]) -> list[_Stmt]:
+        statements: list[_Stmt] = []
         binds: list[_Bind] = []
         records: list[_Record] = []
         changes: dict[str, bridge.Change] = {}
@@ -241,14 +252,15 @@ class Store:
             elif isinstance(item, _AfterCommit):
                 after.append(item.callback)
         if changes:
-            self._write_changes(list(changes.values()))
+            self._write_changes(list(changes.values()), statements)
         if records:
-            self._write_records(records)
+            self._write_records(records, statements)
         if binds:
-            self._write_binds(binds)
+            self._write_binds(binds, statements)
             acks.extend(b.acknowledge for b in binds)
+        return statements
 
-    def _write_changes(self, changes: list[bridge.Change]) -> None:
+    def _write_changes(self, changes: list[bridge.Change], statements: list[_Stmt]) -> None:
         """Upsert changed objects and mark deleted ones, a statement per kind of write."""
         table = ClusterObject._meta.db_table
         js = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
@@ -260,48 +272,48 @@ class Store:
                 continue
             node = (c.document.get("spec") or {}).get("nodeName", "") if c.kind == "Pod" else ""
             rows.append((c.kind, c.namespace, c.name, c.uid, json.dumps(c.document), node or "", now, now))
-        with connection.cursor() as cur:
-            _insert_rows(
-                cur,
-                f"INSERT INTO {table} (kind, namespace, name, uid, document, node_name, deleted, created, updated)",
-                f"(%s, %s, %s, %s, {js}, %s, FALSE, %s, %s)",
-                rows,
-                " ON CONFLICT (uid) DO UPDATE SET document = excluded.document, node_name = excluded.node_name, deleted = FALSE, updated = excluded.updated",
-            )
-            if gone:
-                cur.executemany(f"UPDATE {table} SET deleted = TRUE, updated = %s WHERE uid = %s", [(now, uid) for (uid,) in gone])
+        _insert_rows(
+            statements,
+            f"INSERT INTO {table} (kind, namespace, name, uid, document, node_name, deleted, created, updated)",
+            f"(%s, %s, %s, %s, {js}, %s, FALSE, %s, %s)",
+            rows,
+            " ON CONFLICT (uid) DO UPDATE SET document = excluded.document, node_name = excluded.node_name, deleted = FALSE, updated = excluded.updated",
+        )
+        if gone:
+            statements.append((True, f"UPDATE {table} SET deleted = TRUE, updated = %s WHERE uid = %s", [(now, uid) for (uid,) in gone]))
 
-    def _write_binds(self, binds: list[_Bind]) -> None:
+    def _write_binds(self, binds: list[_Bind], statements: list[_Stmt]) -> None:
         ops = connection.ops
         table = ClusterObject._meta.db_table
-        with connection.cursor() as cur:
-            for start in range(0, len(binds), MAX_PARAMS // 2):
-                chunk = binds[start : start + MAX_PARAMS // 2]
-                values = ", ".join(["(%s, %s)"] * len(chunk))
-                cur.execute(
+        for start in range(0, len(binds), MAX_PARAMS // 2):
+            chunk = binds[start : start + MAX_PARAMS // 2]
+            values = ", ".join(["(%s, %s)"] * len(chunk))
+            statements.append(
+                (
+                    False,
                     f"WITH v(uid, node) AS (VALUES {values}) UPDATE {table} SET node_name = v.node FROM v WHERE {table}.uid = v.uid",
                     [value for b in chunk for value in (b.uid, b.node)],
                 )
-            _insert_rows(
-                cur,
-                f"INSERT INTO {Binding._meta.db_table} (pod_uid, pod, node, at)",
-                "(%s, %s, %s, %s)",
-                [(b.uid, b.pod, b.node, ops.adapt_datetimefield_value(_dt(b.at))) for b in binds],
             )
+        _insert_rows(
+            statements,
+            f"INSERT INTO {Binding._meta.db_table} (pod_uid, pod, node, at)",
+            "(%s, %s, %s, %s)",
+            [(b.uid, b.pod, b.node, ops.adapt_datetimefield_value(_dt(b.at))) for b in binds],
+        )
 
-    def _write_records(self, records: list[_Record]) -> None:
+    def _write_records(self, records: list[_Record], statements: list[_Stmt]) -> None:
         ops = connection.ops
         js = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
         score_nodes, filter_nodes = settings.HISTORY_SCORE_NODES, settings.HISTORY_FILTER_NODES
         attempts: list[tuple[Any, ...]] = []
+        updates: list[tuple[Any, ...]] = []
         for item in records:
             row = bridge.record_row(item.record, score_nodes, filter_nodes)
             key = bridge.record_key(item.record)
             known = self._attempt_ids.get(key)
             if item.update and known is not None:
-                Attempt.objects.filter(id=known).update(
-                    outcome=row["outcome"], node=row["node"] or "", nominated_node=row["nominatedNode"] or "", message=row["message"], detail=row
-                )
+                updates.append((row["outcome"], row["node"] or "", row["nominatedNode"] or "", row["message"], json.dumps(row), known))
                 continue
             attempt_id = self._next_attempt
             self._next_attempt += 1
@@ -322,13 +334,15 @@ class Store:
                     json.dumps(row),
                 )
             )
-        with connection.cursor() as cur:
-            _insert_rows(
-                cur,
-                f"INSERT INTO {Attempt._meta.db_table} (id, at, pod, uid, profile, attempt, outcome, node, nominated_node, message, feasible_nodes, detail)",
-                f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {js})",
-                attempts,
-            )
+        table = Attempt._meta.db_table
+        _insert_rows(
+            statements,
+            f"INSERT INTO {table} (id, at, pod, uid, profile, attempt, outcome, node, nominated_node, message, feasible_nodes, detail)",
+            f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {js})",
+            attempts,
+        )
+        if updates:  # after the inserts: an attempt may be stored and updated in one batch
+            statements.append((True, f"UPDATE {table} SET outcome = %s, node = %s, nominated_node = %s, message = %s, detail = {js} WHERE id = %s", updates))
 
     def _remember(self, key: tuple[str, int, float], attempt_id: int) -> None:
         self._attempt_ids[key] = attempt_id
@@ -339,7 +353,10 @@ class Store:
 MAX_PARAMS = 30000  # below SQLite's 32766 bound variables per statement (PostgreSQL allows 65535)
 
 
-def _insert_rows(cur: Any, head: str, placeholders: str, rows: list[tuple[Any, ...]], tail: str = "") -> None:
+_Stmt = tuple[bool, str, Any]  # (executemany?, sql, parameters)
+
+
+def _insert_rows(statements: list[_Stmt], head: str, placeholders: str, rows: list[tuple[Any, ...]], tail: str = "") -> None:
     """One multi-row statement per chunk instead of `executemany`: SQLite's driver releases and
     retakes the GIL around every row it steps, and each hand-over stalls the engine thread."""
     if not rows:
@@ -348,7 +365,7 @@ def _insert_rows(cur: Any, head: str, placeholders: str, rows: list[tuple[Any, .
     for start in range(0, len(rows), per):
         chunk = rows[start : start + per]
         sql = f"{head} VALUES {', '.join([placeholders] * len(chunk))}{tail}"
-        cur.execute(sql, [value for row in chunk for value in row])
+        statements.append((False, sql, [value for row in chunk for value in row]))
 
 
 def _run_all(callbacks: list[Callable[[], None]]) -> None:
