@@ -162,8 +162,11 @@ def _text_lines(source: str | bytes | IO[bytes]) -> tuple[Iterator[str], Callabl
     start = source.tell()
     wrapper = io.TextIOWrapper(source, encoding="utf-8", newline="\n")
 
+    attached = [wrapper]
+
     def rewind() -> IO[bytes]:
-        wrapper.detach()  # else collecting the wrapper would close the caller's stream
+        while attached:
+            attached.pop().detach()  # else collecting the wrapper would close the caller's stream
         source.seek(start)
         return source
 
@@ -203,6 +206,9 @@ def _yaml_documents(source: str | bytes | IO[bytes], stream_items: bool, strict_
             yield part
     except (Unsupported, UnicodeDecodeError):
         pass
+    except GeneratorExit:  # the reader stopped early: give the stream back all the same
+        rewind()
+        raise
     else:
         rewind()
         return

@@ -141,3 +141,11 @@ def test_the_line_reader_takes_kubectl_output_itself() -> None:
 def test_the_line_reader_hands_over_what_it_does_not_handle(text: str) -> None:
     with pytest.raises(Unsupported):
         fast_only(text)
+
+
+def test_the_callers_stream_stays_open_and_rewound_when_reading_stops_early() -> None:
+    stream = io.BytesIO(b"items:\n- a: 1\n- a: 2\nkind: List\n")
+    parts = read_documents(stream, stream_items=True)
+    assert next(parts) == Item(1, 0, {"a": 1})
+    parts.close()
+    assert not stream.closed and stream.tell() == 0
