@@ -1,9 +1,11 @@
 """Bounded, fast reading of YAML and JSON documents for every file the engine reads.
 
-YAML goes through libyaml's C parser (PyYAML's pure-Python parser when libyaml is missing),
-and values are built from its event stream by one loop with an explicit stack, so nothing
-recurses however deep the input nests. Bounds, enforced while reading, before anything is
-built or printed:
+YAML in the block style kubectl and PyYAML write is read a line at a time by
+`scheduler.api.blockyaml`; at the first line outside that style, libyaml's C parser (PyYAML's
+pure-Python parser when libyaml is missing) reads the input from its start, skipping what was
+already yielded, and values are built from its event stream by one loop with an explicit stack,
+so nothing recurses however deep the input nests. Both give the same values. Bounds, enforced
+while reading, before anything is built or printed:
 
 - nesting deeper than `MAX_DEPTH` levels is an error (Kubernetes objects nest about 12 deep);
 - alias expansion is limited as go-yaml limits it (sigs.k8s.io/yaml, hence kubectl): nodes
