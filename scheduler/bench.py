@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from scheduler.api.loader import ClusterObjects, load_cluster
 from scheduler.api.objects import Node, Pod, parse_node, parse_pod
-from scheduler.bench_koord import load_aware, numa
+from scheduler.bench_koord import load_aware, numa, reservation
 from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.features import parse_feature_gates
@@ -374,6 +374,7 @@ WORKLOADS: dict[str, tuple[Callable[[int, int, int], Workload], tuple[int, int, 
     "SchedulingPodsWithPVs": (scheduling_pods_with_pvs, (5000, 1000, 3000)),
     "LoadAware": (load_aware, (5000, 1000, 10000)),
     "NUMA": (numa, (1000, 0, 5000)),
+    "Reservation": (reservation, (5000, 0, 10000)),
     # scheduler_perf's 5000Nodes_5000Pods (anti-affinity: 5000Nodes_2000Pods) sizes.
     "SchedulingPodAffinity": (pod_affinity, (5000, 5000, 5000)),
     "SchedulingPreferredPodAffinity": (preferred_pod_affinity, (5000, 5000, 5000)),
@@ -529,7 +530,9 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if name != "cluster":
         for pod in work.init_pods:
             cluster.add_pod(pod)
-        sched.run(max_attempts=sched.attempt_count + check_max_attempts(args.max_attempts, len(work.init_pods)))
+        # The initial pods and any reserve pods (a Reservation is scheduled as one) go first.
+        initial = sum(1 for p in cluster.pods.values() if not p.node_name)
+        sched.run(max_attempts=sched.attempt_count + check_max_attempts(args.max_attempts, initial))
     sched.first_pop_at = None
     sched.last_bound_at = None
     sched.scheduled_count = 0

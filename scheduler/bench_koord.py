@@ -124,4 +124,137 @@ def cpus_handed_out_once(cluster: SimulatedCluster) -> dict[str, Any]:
     return {"pods_with_cpuset": pinned, "cpus_given_twice": twice}
 
 
-__all__ = ["cpus_handed_out_once", "load_aware", "numa"]
+
+
+
+RESERVATIONS = 2000
+RESERVATION_LABEL = "bench.koordinator.sh/reservation"
+"""The label by which a Reservation of the bench names its owners (a labelSelector owner)."""
+
+
+def _reservation(index: int) -> dict[str, Any]:
+    """Reservation `r-NNNNN`: room for 3 default pods (2 for every other one of the first 1000),
+    owners picked by a label, kept after use (allocateOnce false), never expiring."""
+    name = f"r-{index:05d}"
+    room = 2 if index < RESERVATIONS // 2 and index % 2 == 0 else 3
+    requests = {"cpu": f"{100 * room}m", "memory": f"{500 * room}Mi"}
+    return {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+        "kind": "Reservation",
+        "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": format_time(START - 3600 + index)},
+        "spec": {
+            "template": {
+                "metadata": {"namespace": "default"},
+                "spec": {"containers": [{"name": "reserve", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": requests}}]},
+            },
+            "owners": [{"labelSelector": {"matchLabels": {RESERVATION_LABEL: name}}}],
+            "allocateOnce": False,
+            "ttl": "0s",
+        },
+    }
+
+
+def reservation(nodes: int, init_pods: int, pods: int) -> Workload:
+    """Reservation: 2000 Reservations scheduled first, then measured pods of which every other one
+    owns reservation `r-(i/2 mod 2000)` (so the first 1000 get three owners: those with room for
+    two turn their third owner away); non-owners must leave reserved resources alone."""
+    from scheduler.bench import Workload, make_node, make_pod
+
+    count = min(RESERVATIONS, max(nodes, 1))
+    measured = []
+    for i in range(pods):
+        labels = {RESERVATION_LABEL: f"r-{(i // 2) % count:05d}"} if i % 2 == 0 else None
+        measured.append(make_pod("pod", i, labels=labels))
+    # Koordinator's shipped profile gives Reservation's score weight 5000 so that an owner takes its
+    # reservation over emptier nodes; scoring every node lets an owner see its reservation's node
+    # (with the default 10% sample it would usually not be among the nodes looked at).
+    config = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "percentageOfNodesToScore": 100,
+            "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [{"name": "Reservation", "weight": 5000}]}}}],
+        },
+        "<bench>",
+    )
+    return Workload(
+        [make_node(i) for i in range(nodes)],
+        [make_pod("init", i) for i in range(init_pods)],
+        measured,
+        config=config,
+        extensions={"Reservation": [_reservation(k) for k in range(count)]},
+        verify=reservations_respected,
+    )
+
+
+def reservations_respected(cluster: SimulatedCluster) -> dict[str, Any]:
+    """The Reservation workload's own assertions; raises AssertionError when one fails.
+
+    - every Reservation is Available on a node;
+    - an owner bound off its reservation only when the reservation had no room left for it (room
+      only shrinks in this run, so "no room at the end" is exactly "no room when it was placed");
+    - no non-owner allocated a reservation, and on every node holding reservations, the pods
+      there plus what the reservations still hold fit the node's allocatable.
+    """
+    from scheduler.api.objects import CPU, MEMORY
+    from scheduler.api.reservation import allocated_reservation, is_reserve_pod, parse_reservation
+
+    infos = {}
+    for doc in cluster.extensions.get("Reservation", ()):
+        r = parse_reservation(doc)
+        status = doc.get("status") or {}
+        if status.get("phase") != "Available" or not status.get("nodeName"):
+            raise AssertionError(f"reservation {r.name} is {status.get('phase') or 'Pending'}, not Available on a node")
+        infos[r.name] = (r, status["nodeName"], {CPU: 0, MEMORY: 0})
+    owners_off = non_owner_taking = 0
+    used: dict[str, dict[str, int]] = {}
+    for pod in cluster.pods.values():
+        if not pod.node_name or is_reserve_pod(pod):
+            continue
+        node_use = used.setdefault(pod.node_name, {CPU: 0, MEMORY: 0})
+        for k in node_use:
+            node_use[k] += pod.requests.get(k, 0)
+        ref = allocated_reservation(pod)
+        own = pod.labels.get(RESERVATION_LABEL)
+        if own is None:
+            non_owner_taking += ref is not None
+            continue
+        if ref is not None and ref[0] == own:
+            reserved, node, allocated = infos[own]
+            if node != pod.node_name:
+                raise AssertionError(f"{pod.key} allocated {own} on {node} but is bound to {pod.node_name}")
+            for k in allocated:
+                allocated[k] += pod.requests.get(k, 0)
+            continue
+        if ref is not None:
+            raise AssertionError(f"{pod.key} allocated {ref[0]}, which it does not own")
+        owners_off += 1
+    if non_owner_taking:
+        raise AssertionError(f"{non_owner_taking} pods that own no reservation allocated one")
+    stranded = []
+    for pod in cluster.pods.values():
+        own = pod.labels.get(RESERVATION_LABEL)
+        if own is None or not pod.node_name or allocated_reservation(pod) is not None:
+            continue
+        reserved, _, allocated = infos[own]
+        room = reserved.requests
+        if all(allocated[k] + pod.requests.get(k, 0) <= room.get(k, 0) for k in allocated):
+            stranded.append(pod.key)
+    if stranded:
+        raise AssertionError(f"{len(stranded)} owners bound off their reservation while it had room, e.g. {stranded[0]}")
+    for reserved, node, allocated in infos.values():
+        node_use = used.setdefault(node, {CPU: 0, MEMORY: 0})
+        for k in node_use:
+            node_use[k] += max(reserved.requests.get(k, 0) - allocated[k], 0)
+    over = []
+    for name, node_use in used.items():
+        info = cluster.nodes[name] if name in cluster.nodes else None
+        if info is None:
+            continue
+        alloc = info.allocatable
+        if node_use[CPU] > alloc.get(CPU, 0) or node_use[MEMORY] > alloc.get(MEMORY, 0):
+            over.append(name)
+    if over:
+        raise AssertionError(f"reserved resources taken on {len(over)} nodes, e.g. {over[0]}")
+    return {"reservations": len(infos), "owners_on_reservation": sum(1 for p in cluster.pods.values() if p.node_name and allocated_reservation(p) is not None), "owners_turned_away": owners_off}
+__all__ = ["cpus_handed_out_once", "load_aware", "numa", "reservation", "reservations_respected"]

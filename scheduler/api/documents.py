@@ -1,9 +1,11 @@
 """Bounded, fast reading of YAML and JSON documents for every file the engine reads.
 
-YAML goes through libyaml's C parser (PyYAML's pure-Python parser when libyaml is missing),
-and values are built from its event stream by one loop with an explicit stack, so nothing
-recurses however deep the input nests. Bounds, enforced while reading, before anything is
-built or printed:
+YAML in the block style kubectl and PyYAML write is read a line at a time by
+`scheduler.api.blockyaml`; at the first line outside that style, libyaml's C parser (PyYAML's
+pure-Python parser when libyaml is missing) reads the input from its start, skipping what was
+already yielded, and values are built from its event stream by one loop with an explicit stack,
+so nothing recurses however deep the input nests. Both give the same values. Bounds, enforced
+while reading, before anything is built or printed:
 
 - nesting deeper than `MAX_DEPTH` levels is an error (Kubernetes objects nest about 12 deep);
 - alias expansion is limited as go-yaml limits it (sigs.k8s.io/yaml, hence kubectl): nodes
@@ -22,6 +24,8 @@ large file is never held as one tree of dicts.
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import json.decoder
 import re
@@ -33,6 +37,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
+
+from scheduler.api.blockyaml import CHUNK, Unsupported, checked_lines, read_block_documents
 
 try:
     from yaml._yaml import CParser as _Parser
@@ -126,7 +132,7 @@ def read_documents(
                 raise DocumentError(f"not UTF-8: {exc.reason} at byte {exc.start}") from None
         yield from _json_documents(text.lstrip("\ufeff"), stream_items, strict_keys)
     else:
-        yield from _YamlBuilder(source, stream_items, strict_keys).documents()
+        yield from _yaml_documents(source, stream_items, strict_keys)
 
 
 def load_all(source: str | bytes | IO[bytes], *, json_text: bool = False, strict_keys: bool = False) -> list[Any]:
@@ -143,6 +149,83 @@ def load_one(source: str | bytes, *, strict_keys: bool = False) -> Any:
 
 
 # ----- YAML ---------------------------------------------------------------------------------
+def _text_lines(source: str | bytes | IO[bytes]) -> tuple[Iterator[str], Callable[[], str | bytes | IO[bytes]]] | None:
+    """The source's lines (split at \n only) and a way to get the source back from its start;
+    None when it cannot be read twice (then libyaml alone reads it)."""
+    if isinstance(source, str):
+        text = source
+        return checked_lines(text[i : i + CHUNK] for i in range(0, len(text), CHUNK)), lambda: source
+    if isinstance(source, bytes):
+        wrapped = io.TextIOWrapper(io.BytesIO(source), encoding="utf-8", newline="\n")
+        return checked_lines(iter(functools.partial(wrapped.read, CHUNK), "")), lambda: source
+    seekable = getattr(source, "seekable", None)
+    if not callable(seekable) or not seekable():
+        return None
+    start = source.tell()
+    wrapper = io.TextIOWrapper(source, encoding="utf-8", newline="\n")
+
+    attached = [wrapper]
+
+    def rewind() -> IO[bytes]:
+        while attached:
+            attached.pop().detach()  # else collecting the wrapper would close the caller's stream
+        source.seek(start)
+        return source
+
+    return checked_lines(iter(functools.partial(wrapper.read, CHUNK), "")), rewind
+
+
+def _plain_for_block(text: str) -> Any:
+    """A plain scalar's value for the block reader, resolved exactly as `_YamlBuilder` does."""
+    rules = _RESOLVERS.get(text[0])
+    if rules is not None:
+        for rule_tag, rx in rules:
+            if rx.match(text):
+                try:
+                    return _BLOCK_BUILDER._construct(rule_tag, text, None)
+                except DocumentError:
+                    raise Unsupported from None
+    return text
+
+
+def _yaml_documents(source: str | bytes | IO[bytes], stream_items: bool, strict_keys: bool) -> Iterator[Item | Document]:
+    """Block-style YAML (what kubectl and PyYAML write) through the line reader of `blockyaml`;
+    anything outside its subset through libyaml, from the start, skipping what was yielded."""
+    lines = None if strict_keys else _text_lines(source)
+    if lines is None:
+        yield from _YamlBuilder(source, stream_items, strict_keys).documents()
+        return
+    it, rewind = lines
+    done_documents = 0
+    done_items = 0  # Items yielded of the unfinished document
+    try:
+        for part in read_block_documents(it, stream_items, _plain_for_block, Item, Document):
+            if isinstance(part, Document):
+                done_documents = part.number
+                done_items = 0
+            else:
+                done_items += 1
+            yield part
+    except (Unsupported, UnicodeDecodeError):
+        pass
+    except GeneratorExit:  # the reader stopped early: give the stream back all the same
+        rewind()
+        raise
+    else:
+        rewind()
+        return
+    for part in _YamlBuilder(rewind(), stream_items, strict_keys).documents():
+        if isinstance(part, Document):
+            if part.number <= done_documents:
+                continue
+        elif part.document <= done_documents:
+            continue
+        elif done_items:
+            done_items -= 1
+            continue
+        yield part
+
+
 _NO_KEY = object()
 _MISSING = object()
 
@@ -395,6 +478,10 @@ class _YamlBuilder:
         if tag == _TIMESTAMP or tag == _STR or tag == "!":
             return text
         raise self._fail(f"unsupported tag {tag!r}: only JSON-compatible values are accepted", event)
+
+
+_BLOCK_BUILDER = _YamlBuilder.__new__(_YamlBuilder)
+"""A builder used only for `_construct` (which reads nothing from the instance but its `_fail`)."""
 
 
 def shorten(text: str, limit: int = 40) -> str:

@@ -179,6 +179,8 @@ class DefaultPreemption:
     # ----- extension points ---------------------------------------------------------------------
     def post_filter(self, state: CycleState, pod: Pod, statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
         """Preempt; the message of a failure is prefixed with "preemption: "."""
+        if self._claimed_by_another_plugin(pod):
+            return None, Status(Code.UNSCHEDULABLE)
         metrics = getattr(getattr(self.handle, "scheduler", None), "metrics", None)
         try:
             node, status = self.evaluator.preempt(state, pod, statuses)
@@ -193,6 +195,19 @@ class DefaultPreemption:
             prefixed = Status(status.code, (f"preemption: {msg}",), status.plugin, status.error)
             return node, prefixed
         return node, status
+
+    def _claimed_by_another_plugin(self, pod: Pod) -> bool:
+        """Another PostFilter plugin of the profile preempts for this pod together with its group
+        (`claims_preemption`, Coscheduling's gang-aware preemption): preempting for the pod alone
+        would evict victims for a gang that may not fit as a whole."""
+        points = getattr(getattr(self.handle, "framework", None), "points", None)
+        if not points:
+            return False
+        for entry in points.get("post_filter", ()):
+            claims = getattr(entry.plugin, "claims_preemption", None)
+            if claims is not None and entry.plugin is not self and claims(pod):
+                return True
+        return False
 
     def pre_enqueue(self, pod: Pod) -> Status:
         """Hold the pod while its asynchronous preemption is running."""

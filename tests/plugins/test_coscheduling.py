@@ -259,3 +259,51 @@ def test_args(data: dict[str, Any], want: CoschedulingArgs | None, issues: list[
     assert len(got) == len(issues)
     for text, fragment in zip(got, issues, strict=True):
         assert fragment in text
+
+
+# core/preemption.go: estimatePreemptionCost and sortVictims (job-level preemption).
+def _victim(name: str, priority: int, job: str = "") -> Any:
+    from scheduler.api.objects import parse_pod
+
+    labels = {"scheduling.koordinator.sh/questioned-object-key": job} if job else {}
+    return parse_pod({"metadata": {"name": name, "namespace": "default", "uid": f"u-{name}", "labels": labels},
+                      "spec": {"containers": [{"name": "c"}], "priority": priority}})
+
+
+COSTS = [
+    ("one priority: rank 0 everywhere", {"n1": [("a", 1)], "n2": [("b", 1)]}, {"n1": 0, "n2": 0}),
+    ("higher priority victims cost more", {"n1": [("a", 1)], "n2": [("b", 5)]}, {"n1": 0, "n2": 1}),
+    (
+        "each job counted once",
+        {"n1": [("a", 5, "j"), ("b", 5, "j")], "n2": [("c", 5, "j"), ("d", 5, "k")], "n3": [("e", 1)]},
+        {"n1": 1, "n2": 2, "n3": 0},
+    ),
+]
+
+
+@pytest.mark.parametrize(("victims", "want"), [c[1:] for c in COSTS], ids=[c[0] for c in COSTS])
+def test_preemption_costs(victims: dict[str, list[tuple[Any, ...]]], want: dict[str, int]) -> None:
+    from scheduler.plugins.coscheduling.preemption import preemption_costs
+
+    assert preemption_costs({n: [_victim(*v) for v in vs] for n, vs in victims.items()}) == want
+
+
+def test_victims_are_reprieved_highest_priority_first_then_job_then_name() -> None:
+    from scheduler.plugins.coscheduling.preemption import victim_order
+
+    pods = [_victim("b", 1), _victim("a", 1), _victim("z", 9), _victim("c", 1, "j")]
+    assert [p.name for p in victim_order(pods)] == ["z", "a", "b", "c"]
+
+
+def test_default_preemption_leaves_gang_members_to_coscheduling(tmp_path: pathlib.Path) -> None:
+    """With enablePreemption, a gang member's failure never reaches DefaultPreemption's evaluator;
+    a pod outside any gang still preempts as before."""
+    from scheduler.plugins.defaultpreemption import DefaultPreemption
+
+    cfg = config("Coscheduling", args={"Coscheduling": {"enablePreemption": True}})
+    sched = engine(tmp_path, [node("n1"), gang_pod("g1", "g", 1), pod("solo")], cfg)
+    dp = sched.profiles["default-scheduler"].plugins["DefaultPreemption"]
+    assert isinstance(dp, DefaultPreemption)
+    assert dp._claimed_by_another_plugin(live(sched, "g1"))
+    assert not dp._claimed_by_another_plugin(live(sched, "solo"))
+    assert plugin(sched).claims_preemption(live(sched, "g1"))

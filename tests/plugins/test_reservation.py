@@ -57,6 +57,33 @@ def test_owner_matching(owners: list[dict[str, Any]], candidate: dict[str, Any],
     assert r.matches_owner(parse_pod(candidate)) is want
 
 
+INDEX_EXTRA = [
+    ("expression In", [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "web"]}]}}], pod("p", labels={"app": "web"}), True),
+    ("expression Exists", [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}], pod("p", labels={"app": "x"}), True),
+    ("expression NotIn only (unkeyed)", [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]}}], pod("p"), True),
+    ("object by uid", [{"object": {"uid": "uid-default-p"}}], pod("p"), True),
+    ("controller by uid", [{"controller": {"uid": "u"}}], pod("p", owner_references=[{"apiVersion": "v1", "kind": "Job", "name": "j", "uid": "u"}]), True),
+]
+
+
+@pytest.mark.parametrize(("owners", "candidate", "want"), [c[1:] for c in OWNERS + INDEX_EXTRA], ids=[c[0] for c in OWNERS + INDEX_EXTRA])
+def test_owner_index_never_misses_a_match(owners: list[dict[str, Any]], candidate: dict[str, Any], want: bool) -> None:
+    from scheduler.plugins.reservation.plugin import OwnerIndex, ReservationInfo
+
+    r = parse_reservation(reservation("r", owners=owners))
+    other = parse_reservation(reservation("other", owners=[{"labelSelector": {"matchLabels": {"team": "x"}}}]))
+    index = OwnerIndex()
+    index.add(other)
+    index.add(r)
+    infos = {x.uid: ReservationInfo(x, x.phase, "", x.requests) for x in (other, r)}
+    p = parse_pod(candidate)
+    found = [i.reservation.name for i in index.candidates(p, infos)]
+    assert r.matches_owner(p) is want
+    if want:
+        assert "r" in found
+    assert "other" not in found
+
+
 BAD = [
     ("no template", {"template": None}, "spec.template: the reservation misses the template spec"),
     ("no owners", {"owners": []}, "spec.owners: the reservation misses the owner spec"),

@@ -12,6 +12,10 @@ Upstream: koordinator-sh/koordinator `pkg/scheduler/plugins/coscheduling/cosched
 - PostFilter: a Strict gang rejects the group's waiting members with Koordinator's message and
   returns `Gang "<ns/name>" gets rejected due to pod is unschedulable`; NonStrict and
   once-satisfied gangs do not reject anyone.
+- With `enablePreemption` (CoschedulingArgs, default false as upstream), PostFilter first tries
+  job-level preemption for the group's pending members (`preemption.py`): it evicts only when
+  every one of them would then fit, and DefaultPreemption leaves these members to it
+  (`claims_preemption`).
 - Unreserve: a Strict gang that is not once satisfied rejects its group's waiting members.
 - PostBind marks the group once satisfied, which is irreversible.
 
@@ -43,6 +47,8 @@ from scheduler.framework.types import (
 from scheduler.frameworkext.services import Request, RouteGroup, error_message
 from scheduler.plugins.coscheduling.controller import PodGroupController
 from scheduler.plugins.coscheduling.gang import Gang, GangCache, go_list
+from scheduler.plugins.coscheduling.preemption import JobPreemption
+from scheduler.preemption.evaluator import NOMINATING_KEY
 
 NAME = "Coscheduling"
 
@@ -65,6 +71,7 @@ class Coscheduling:
             if not is_reserve_pod(pod):
                 self.cache.on_pod(pod)
         self.controller = PodGroupController(self)
+        self.preemption = JobPreemption(handle, NAME)
         informers.add_event_handler(self._on_event)
 
     # ----- informers -----------------------------------------------------------------------------
@@ -178,21 +185,62 @@ class Coscheduling:
         """No AddPod/RemovePod."""
         return None
 
+    def claims_preemption(self, pod: Pod) -> bool:
+        """With `enablePreemption`, this plugin preempts for the members of a gang that is still
+        all-or-nothing (not once satisfied under once-satisfied), so DefaultPreemption must not
+        preempt for them one by one."""
+        if not self.args.enable_preemption or is_reserve_pod(pod):
+            return False
+        gang = self.cache.of_pod(pod)
+        if gang is None or not gang.has_init:
+            return False
+        return not (gang.match_policy == MATCH_ONCE_SATISFIED and gang.once_satisfied)
+
     def post_filter(self, state: CycleState, pod: Pod, statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
-        """A Strict gang whose member cannot fit rejects the whole group."""
+        """With `enablePreemption`, preempt for the whole gang group when every pending member
+        would then fit; otherwise a Strict gang whose member cannot fit rejects the whole group."""
         name = gang_name(pod)
         if not name or is_reserve_pod(pod):
             return None, Status(Code.UNSCHEDULABLE)
         gang = self.cache.get(gang_id(pod.namespace, name))
         if gang is None:
             return None, unschedulable(f'Pod "{pod.key}" cannot find Gang "{name}"')
+        preempted: Status | None = None
+        if self.claims_preemption(pod):
+            node, preempted = self._preempt(state, pod, gang, statuses)
+            if preempted.success or preempted.code == Code.ERROR:
+                return node, preempted
+            if node == "":
+                state.write(NOMINATING_KEY, "")
         if gang.match_policy == MATCH_ONCE_SATISFIED and gang.once_satisfied:
             return None, Status(Code.UNSCHEDULABLE)
         if gang.mode != GANG_MODE_STRICT:
-            return None, Status(Code.UNSCHEDULABLE)
+            return None, preempted or Status(Code.UNSCHEDULABLE)
         message = self._failed_message(gang, pod, statuses)
         self._reject_group(gang, message)
+        if preempted is not None:
+            return None, preempted
         return None, unschedulable(f'Gang "{gang.name}" gets rejected due to pod is unschedulable')
+
+    def _preempt(self, state: CycleState, pod: Pod, gang: Gang, statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
+        """Job-level preemption for the group's pending members, trigger first; a failure's message
+        is prefixed with "preemption: " as upstream's PostFilter does."""
+        cluster = self.handle.cluster()
+        trigger = cluster.get_pod(pod.uid) or pod
+        others = {}
+        for member_gang in self.cache.group_gangs(gang):
+            for key, member in (member_gang.pending if member_gang is not None else {}).items():
+                current = cluster.get_pod(member.uid)
+                if current is not None and not current.node_name and not current.terminating and current.uid != trigger.uid:
+                    others[key] = current
+        pending = [trigger] + [others[k] for k in sorted(others)]
+        metrics = getattr(getattr(self.handle, "scheduler", None), "metrics", None)
+        if metrics is not None:
+            metrics.preemption_attempts.inc()
+        node, status = self.preemption.preempt(state, trigger, pending, statuses)
+        if status.message and not status.success:
+            status = Status(status.code, (f"preemption: {status.message}",), status.plugin, status.error)
+        return node, status
 
     def _failed_message(self, gang: Gang, pod: Pod, statuses: Callable[[str], Status]) -> str:
         """`summaryAndRecordFailedMessage`: the group, the member and its FitError."""

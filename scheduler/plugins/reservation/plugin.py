@@ -182,6 +182,9 @@ class Reservation:
         self.handle = handle
         self.infos: dict[str, ReservationInfo] = {}
         self.assumed_owner: dict[str, str] = {}
+        self.owner_index = OwnerIndex()
+        # Where each Reservation's document sits in the cluster's list (checked before use).
+        self._doc_at: dict[str, int] = {}
         informers = handle.informer_factory()
         for doc in informers.objects("Reservation"):
             self._track(parse_reservation(doc))
@@ -200,6 +203,7 @@ class Reservation:
             allocatable = r.requests
             info = ReservationInfo(r, r.phase, r.node_name, allocatable, status_allocated(r.raw))
             self.infos[r.uid] = info
+            self.owner_index.add(r)
         return info
 
     def _by_uid_or_name(self, name: str, uid: str) -> ReservationInfo | None:
@@ -293,9 +297,7 @@ class Reservation:
 
     def _write_status(self, info: ReservationInfo, expired: bool = False) -> None:
         cluster = self.handle.cluster()
-        doc = next(
-            (d for d in cluster.extensions.get("Reservation", ()) if (d.get("metadata") or {}).get("name") == info.name), None
-        )
+        doc = self._document(cluster.extensions.get("Reservation", []), info.name)
         if doc is None:
             return
         now = format_time(self.handle.now())
@@ -321,6 +323,17 @@ class Reservation:
         status["conditions"] = conditions
         cluster.update_object("Reservation", {**doc, "status": status})
 
+    def _document(self, docs: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
+        """The Reservation's document in the cluster's list, remembering where it was found."""
+        at = self._doc_at.get(name)
+        if at is not None and at < len(docs) and (docs[at].get("metadata") or {}).get("name") == name:
+            return docs[at]
+        for i, d in enumerate(docs):
+            if (d.get("metadata") or {}).get("name") == name:
+                self._doc_at[name] = i
+                return d
+        return None
+
     # ----- matching --------------------------------------------------------------------------------
     def _matched(self, pod: Pod) -> tuple[dict[str, list[ReservationInfo]], bool, Status]:
         try:
@@ -329,7 +342,8 @@ class Reservation:
             return {}, False, unresolvable(str(exc))
         ignored = is_reservation_ignored(pod)
         by_node: dict[str, list[ReservationInfo]] = {}
-        for info in self.infos.values():
+        infos = self.infos.values() if ignored else self.owner_index.candidates(pod, self.infos)
+        for info in infos:
             if not info.available:
                 continue
             if not ignored and (
@@ -406,10 +420,8 @@ class Reservation:
         st = state.get(STATE_KEY)
         codes = np.zeros(len(positions), dtype=np.int8)
         if isinstance(st, _CycleState) and st.required and not st.ignored:
-            names = snapshot.names
-            for i, pos in enumerate(positions.tolist()):
-                if names[pos] not in st.by_node:
-                    codes[i] = 3
+            rows = _rows(snapshot, st.by_node)
+            codes[~np.isin(positions, np.fromiter(rows.values(), dtype=np.int64, count=len(rows)))] = 3
         return BatchFilterResult.uniform(codes, (ERR_REASON_RESERVATION_AFFINITY,))
 
     # ----- Score -------------------------------------------------------------------------------------
@@ -427,11 +439,14 @@ class Reservation:
         st = state.get(STATE_KEY)
         if not isinstance(st, _CycleState) or st.ignored:
             return out
-        names = snapshot.names
-        for i, pos in enumerate(positions.tolist()):
-            infos = st.by_node.get(names[pos])
-            if infos:
-                out[i] = max((r.score(pod.requests) for r in infos if not r.fits(pod.requests)), default=0)
+        # Only the rows holding the pod's reservations can score above 0.
+        best = {
+            row: max((r.score(pod.requests) for r in st.by_node[name] if not r.fits(pod.requests)), default=0)
+            for name, row in _rows(snapshot, st.by_node).items()
+        }
+        if best:
+            at = np.flatnonzero(np.isin(positions, np.fromiter(best, dtype=np.int64, count=len(best))))
+            out[at] = [best[int(r)] for r in positions[at].tolist()]
         return out
 
     def score_extensions(self) -> None:
@@ -506,6 +521,77 @@ class Reservation:
     def new_controllers(self) -> list[ExpiryController]:
         """The expiry controller."""
         return [self.controller]
+
+
+def _rows(snapshot: Any, by_node: dict[str, list[ReservationInfo]]) -> dict[str, int]:
+    """Snapshot rows of the nodes holding the pod's reservations (nodes the snapshot lacks left out)."""
+    position = snapshot.position
+    return {name: position[name] for name in by_node if name in position}
+
+
+def _owner_keys(owner: rapi.ReservationOwner) -> list[tuple[str, ...]] | None:
+    """Keys one of which every pod the owner matches carries; None when there is no such key."""
+    if owner.object is not None and owner.object.uid:
+        return [("uid", owner.object.uid)]
+    if owner.object is not None and owner.object.name:
+        return [("name", owner.object.name)]
+    if owner.controller is not None and owner.controller.uid:
+        return [("ref-uid", owner.controller.uid)]
+    if owner.controller is not None and owner.controller.name:
+        return [("ref-name", owner.controller.name)]
+    for req in owner.selector.requirements if owner.selector is not None else ():
+        if req.operator == "In":
+            return [("label", req.key, v) for v in req.values]
+        if req.operator == "Exists":
+            return [("label-key", req.key)]
+    return None
+
+
+def _pod_keys(pod: Pod) -> list[tuple[str, ...]]:
+    """Every key of `_owner_keys` the pod carries."""
+    keys: list[tuple[str, ...]] = [("uid", pod.uid), ("name", pod.name)]
+    for k, v in pod.labels.items():
+        keys.append(("label", k, v))
+        keys.append(("label-key", k))
+    for ref in pod.meta.owner_references:
+        keys.append(("ref-uid", ref.uid))
+        keys.append(("ref-name", ref.name))
+    return keys
+
+
+class OwnerIndex:
+    """Reservations by a key their owners require of a pod (a uid, a name, a label), so matching
+    a pod checks only the reservations that could own it instead of every one."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str, ...], list[str]] = {}
+        self.unkeyed: list[str] = []
+        self.position: dict[str, int] = {}
+
+    def add(self, r: rapi.Reservation) -> None:
+        """Index a reservation (once) under its owners' keys; one owner without a key makes it unkeyed."""
+        if r.uid in self.position:
+            return
+        self.position[r.uid] = len(self.position)
+        keys: set[tuple[str, ...]] = set()
+        for owner in r.owners:
+            found = _owner_keys(owner)
+            if found is None:
+                self.unkeyed.append(r.uid)
+                return
+            keys.update(found)
+        for key in keys:
+            self.by_key.setdefault(key, []).append(r.uid)
+
+    def candidates(self, pod: Pod, infos: dict[str, ReservationInfo]) -> list[ReservationInfo]:
+        """The reservations that may own the pod, in the order they were added."""
+        uids = set(self.unkeyed)
+        for key in _pod_keys(pod):
+            found = self.by_key.get(key)
+            if found:
+                uids.update(found)
+        position = self.position
+        return [infos[u] for u in sorted(uids, key=position.__getitem__) if u in infos]
 
 
 def _fits_node_alone(pod: Pod, node_info: NodeInfo, infos: list[ReservationInfo]) -> list[str]:
