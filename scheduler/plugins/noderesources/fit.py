@@ -233,21 +233,28 @@ class NodeResourcesFit:
         reasons = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, _ in wanted]
         # One row per reason; each resource row read once for all the candidates.
         short = np.empty((len(reasons), count), dtype=np.bool_)
-        beyond = np.zeros((len(reasons), count), dtype=np.bool_)
         np.greater(snapshot.pod_count[positions] + 1, snapshot.allowed_pods[positions], out=short[0])
+        cols = [snapshot.column(name) for name, _ in wanted]
         if wanted:
             alloc_rows = snapshot.allocatable[positions]
             req_rows = snapshot.requested[positions]
-            for k, (name, want) in enumerate(wanted, start=1):
-                col = snapshot.column(name)
+            for k, (_name, want) in enumerate(wanted, start=1):
+                col = cols[k - 1]
                 if col is None:
                     # No node has the resource: nothing is allocatable, nothing is used.
                     short[k] = True
-                    beyond[k] = True
                     continue
-                capacity = alloc_rows[:, col]
-                np.greater(want, capacity - req_rows[:, col], out=short[k])
-                np.greater(want, capacity, out=beyond[k])
+                np.greater(want, alloc_rows[:, col] - req_rows[:, col], out=short[k])
+        if not short.any():
+            # The usual case in a cluster with room: no reasons to keep.
+            return BatchFilterResult.all_passed(count)
+        beyond = np.zeros((len(reasons), count), dtype=np.bool_)
+        for k, (_name, want) in enumerate(wanted, start=1):
+            col = cols[k - 1]
+            if col is None:
+                beyond[k] = True
+            else:
+                np.greater(want, alloc_rows[:, col], out=beyond[k])
         hopeless = (short & beyond).any(axis=0)
         codes = np.where(
             hopeless, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, np.where(short.any(axis=0), Code.UNSCHEDULABLE, Code.SUCCESS)
