@@ -475,6 +475,38 @@ class Framework:
                 found.append(alive)
                 found_count += alive.size
                 continue
+            if not per_node and not hooked and per_node_override is not None:
+                # Only nominated pods' rows need a per-node verdict (every filter has a batch
+                # form): judge those in order, each only while the rows before it have not
+                # already given enough feasible nodes, and take the rest from the batch verdicts.
+                ok = fail_at[lo:hi] == sentinel
+                chunk_over = np.flatnonzero(np.isin(candidates[lo:hi], np.fromiter(override_positions, dtype=np.int64)))
+                ok[chunk_over] = False
+                for rel in chunk_over.tolist():
+                    if found_count + int(np.count_nonzero(ok[:rel])) >= num_to_find:
+                        break
+                    i = lo + rel
+                    status = per_node_override(int(candidates[i]))
+                    if status.code == Code.ERROR:
+                        return self._filter_error(status.plugin or "Filter", RuntimeError(status.message), started)
+                    if status.success:
+                        fail_at[i] = sentinel
+                        codes[i] = 0
+                        ok[rel] = True
+                    else:
+                        fail_at[i] = -1
+                        codes[i] = int(status.code)
+                        per_node_status[i] = status
+                feasible_here = np.flatnonzero(ok) + lo
+                need = num_to_find - found_count
+                if feasible_here.size >= need:
+                    found.append(feasible_here[:need])
+                    found_count += need
+                    processed = int(feasible_here[need - 1]) + 1
+                    break
+                found.append(feasible_here)
+                found_count += feasible_here.size
+                continue
             walked: list[int] = []
             stop = False
             for i in range(lo, hi):
