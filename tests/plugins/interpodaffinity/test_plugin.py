@@ -235,3 +235,29 @@ def test_counted_states_equal_a_full_walk(cluster: tuple[list[Any], list[Pod], P
     slow, slow_status = scoring.compute_pre_score(incoming, snap, list(snap.node_infos), weight, ignore)
     assert fast_status.code == slow_status.code
     assert (fast.topology_score if fast else None) == (slow.topology_score if slow else None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cluster=clusters())
+def test_tables_from_pending_sums_equal_tables_from_the_counts(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs]) -> None:
+    """Batch Filter's lookup tables read straight from the per-code sums equal the ones built from
+    the materialized dicts, and `has` equals the dicts' emptiness, before and after materializing."""
+    nodes, existing, incoming, args = cluster
+    _, snap = setup(nodes, existing, NAMESPACES, args)
+    lazy = filtering.compute_pre_filter_state(incoming, snap, snap.node_infos)
+    eager = lazy.clone()
+    has_before = {which: lazy.has(which) for which in ("existing", "affinity", "anti")}
+    counts = dict(zip(("existing", "affinity", "anti"), _counts(eager), strict=True))
+    for which in ("existing", "affinity", "anti"):
+        assert has_before[which] == bool(counts[which]) == eager.has(which)
+        if not counts[which]:
+            continue
+        from_sums = filtering._tables(lazy, which, snap)
+        from_dicts = filtering._tables(eager, which, snap)
+        assert from_sums.keys() == from_dicts.keys()
+        for key in from_sums:
+            # Same count at every label code; the spare slot (absent label) reads 0 in both.
+            assert from_sums[key].tolist() == from_dicts[key].tolist()
+    batch_lazy = filtering.filter_batch(lazy, snap, np.arange(snap.num_nodes, dtype=np.int64))
+    batch_eager = filtering.filter_batch(eager, snap, np.arange(snap.num_nodes, dtype=np.int64))
+    assert batch_lazy.codes.tolist() == batch_eager.codes.tolist()
