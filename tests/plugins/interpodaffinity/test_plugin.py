@@ -261,3 +261,23 @@ def test_tables_from_pending_sums_equal_tables_from_the_counts(cluster: tuple[li
     batch_lazy = filtering.filter_batch(lazy, snap, np.arange(snap.num_nodes, dtype=np.int64))
     batch_eager = filtering.filter_batch(eager, snap, np.arange(snap.num_nodes, dtype=np.int64))
     assert batch_lazy.codes.tolist() == batch_eager.codes.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(cluster=clusters())
+def test_scores_from_per_code_arrays_equal_scores_from_the_walk(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs]) -> None:
+    """Batch Score reading PreScore's per-code arrays gives every node the score the walked
+    (key -> value -> weight) map gives it, per node and in batch."""
+    nodes, existing, incoming, args = cluster
+    _, snap = setup(nodes, existing, NAMESPACES, args)
+    weight, ignore = args.hard_pod_affinity_weight, args.ignore_preferred_terms_of_existing_pods
+    fast, _ = scoring.compute_pre_score(incoming, snap, snap.node_infos, weight, ignore)
+    slow, _ = scoring.compute_pre_score(incoming, snap, list(snap.node_infos), weight, ignore)
+    assert (fast is None) == (slow is None)
+    if fast is None or slow is None:
+        return
+    positions = np.arange(snap.num_nodes, dtype=np.int64)
+    from_arrays = scoring.score_batch(fast, snap, positions).tolist()
+    assert from_arrays == scoring.score_batch(slow, snap, positions).tolist()
+    assert from_arrays == [scoring.score_node(slow, info.node) for info in snap.node_infos]
+    assert fast.empty == slow.empty
