@@ -95,6 +95,10 @@ class _Derived:
         )
 
 
+PodAmounts = _Derived
+"""What a pod adds to a node's totals (`PodInfo.derived()`), for code that keeps its own totals."""
+
+
 @dataclass(slots=True, eq=False)
 class PodInfo:
     """A pod with its affinity terms unpacked once (`framework.PodInfo`)."""

@@ -453,6 +453,8 @@ class Framework:
                     res = entry.plugin.filter_batch(state, pod, snapshot, candidates[alive])
                 except Exception as exc:
                     return self._filter_error(entry.name, exc, started)
+                if res.passed:
+                    continue
                 bad = res.codes != 0
                 if bad.any():
                     if (res.codes == int(Code.ERROR)).any():
@@ -472,6 +474,38 @@ class Framework:
                     break
                 found.append(alive)
                 found_count += alive.size
+                continue
+            if not per_node and not hooked and per_node_override is not None:
+                # Only nominated pods' rows need a per-node verdict (every filter has a batch
+                # form): judge those in order, each only while the rows before it have not
+                # already given enough feasible nodes, and take the rest from the batch verdicts.
+                ok = fail_at[lo:hi] == sentinel
+                chunk_over = np.flatnonzero(np.isin(candidates[lo:hi], np.fromiter(override_positions, dtype=np.int64)))
+                ok[chunk_over] = False
+                for rel in chunk_over.tolist():
+                    if found_count + int(np.count_nonzero(ok[:rel])) >= num_to_find:
+                        break
+                    i = lo + rel
+                    status = per_node_override(int(candidates[i]))
+                    if status.code == Code.ERROR:
+                        return self._filter_error(status.plugin or "Filter", RuntimeError(status.message), started)
+                    if status.success:
+                        fail_at[i] = sentinel
+                        codes[i] = 0
+                        ok[rel] = True
+                    else:
+                        fail_at[i] = -1
+                        codes[i] = int(status.code)
+                        per_node_status[i] = status
+                feasible_here = np.flatnonzero(ok) + lo
+                need = num_to_find - found_count
+                if feasible_here.size >= need:
+                    found.append(feasible_here[:need])
+                    found_count += need
+                    processed = int(feasible_here[need - 1]) + 1
+                    break
+                found.append(feasible_here)
+                found_count += feasible_here.size
                 continue
             walked: list[int] = []
             stop = False
@@ -670,31 +704,40 @@ class Framework:
                     for j, twin in replaced.items():
                         value, status = entry.plugin.score(state, pod, twin)
                         if not status.success:
-                            return self._score_error(positions, f"running Score plugin {entry.name!r}: {status.message}")
+                            return self._invalid_score(positions, entries, matrix, row) or self._score_error(
+                                positions, f"running Score plugin {entry.name!r}: {status.message}"
+                            )
                         raw[j] = value
                 else:
                     raw = np.empty(len(positions), dtype=np.int64)
                     for j, info in enumerate(infos):
                         value, status = entry.plugin.score(state, pod, replaced.get(j, info) if replaced else info)
                         if not status.success:
-                            return self._score_error(positions, f"running Score plugin {entry.name!r}: {status.message}")
+                            return self._invalid_score(positions, entries, matrix, row) or self._score_error(
+                                positions, f"running Score plugin {entry.name!r}: {status.message}"
+                            )
                         raw[j] = value
                 if entry.extensions is not None:
                     status = entry.extensions.normalize_score(state, pod, raw)
                     if not status.success:
-                        return self._score_error(positions, f"running Normalize on Score plugin {entry.name!r}: {status.message}")
+                        return self._invalid_score(positions, entries, matrix, row) or self._score_error(
+                            positions, f"running Normalize on Score plugin {entry.name!r}: {status.message}"
+                        )
             except Exception as exc:
-                return self._score_error(positions, f"running Score plugin {entry.name!r}: {exc}")
-            if raw.size and (int(raw.max()) > MAX_NODE_SCORE or int(raw.min()) < MIN_NODE_SCORE):
-                bad = int(raw.max()) if int(raw.max()) > MAX_NODE_SCORE else int(raw.min())
-                return self._score_error(
-                    positions,
-                    f"plugin {entry.name!r} returns an invalid score {bad}, it should in the range of "
-                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                # An earlier plugin's invalid score is the error upstream stops at first.
+                return self._invalid_score(positions, entries, matrix, row) or self._score_error(
+                    positions, f"running Score plugin {entry.name!r}: {exc}"
                 )
             matrix[row] = raw
+        # The range check, once over all rows (upstream checks each plugin in turn: the first
+        # row out of range names the plugin).
+        invalid = self._invalid_score(positions, entries, matrix, len(entries))
+        if invalid is not None:
+            return invalid
         weights = [e.weight for e in entries]
-        totals = (matrix * np.asarray(weights, dtype=np.int64)[:, None]).sum(axis=0) if entries else np.zeros(len(positions), np.int64)
+        totals = (
+            (matrix * np.asarray(weights, dtype=np.int64)[:, None]).sum(axis=0) if entries else np.zeros(len(positions), np.int64)
+        )
         self.recorder.extension_point("Score", Code.SUCCESS, self.profile_name, time.perf_counter() - mid)
         outcome = ScoreOutcome(positions, [e.name for e in entries], weights, matrix, totals.astype(np.int64))
         if ext is not None and ext.flags.top_n > 0:
@@ -740,6 +783,27 @@ class Framework:
             except Exception as exc:  # a failing hook is an Error status for this node
                 return error(str(exc))
         return self.run_filter_plugins(state, pod, node_info)
+
+    def _invalid_score(
+        self, positions: npt.NDArray[np.int64], entries: list[Any], matrix: npt.NDArray[np.int64], rows: int
+    ) -> ScoreOutcome | None:
+        """The error for the first of the first `rows` plugins whose scores leave 0..100, if any."""
+        if not rows or not matrix.shape[1]:
+            return None
+        head = matrix[:rows]
+        if int(head.max()) <= MAX_NODE_SCORE and int(head.min()) >= MIN_NODE_SCORE:
+            return None
+        for row in range(rows):
+            raw = matrix[row]
+            high, low = int(raw.max()), int(raw.min())
+            if high > MAX_NODE_SCORE or low < MIN_NODE_SCORE:
+                bad = high if high > MAX_NODE_SCORE else low
+                return self._score_error(
+                    positions,
+                    f"plugin {entries[row].name!r} returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                )
+        return None
 
     def _score_error(self, positions: npt.NDArray[np.int64], message: str) -> ScoreOutcome:
         return ScoreOutcome(positions, [], [], np.zeros((0, len(positions)), np.int64), np.zeros(len(positions), np.int64), error(message))

@@ -174,17 +174,27 @@ class BatchFilterResult:
     `reasons(i)` gives the reasons for a failing entry i, computed from data captured when
     the result was made (never from live state). `keys`, when given, promises that entries
     with equal keys have equal reasons, so thousands of failures cost one `reasons` call each
-    distinct key.
+    distinct key. `passed` promises that every code is Success (the caller need not look).
     """
 
     codes: npt.NDArray[np.int8]
     reasons: Callable[[int], tuple[str, ...]]
     keys: npt.NDArray[np.int64] | None = None
+    passed: bool = False
 
     @classmethod
     def uniform(cls, codes: npt.NDArray[np.int8], reasons: tuple[str, ...]) -> BatchFilterResult:
         """A result whose failures all share the same reasons."""
         return cls(codes, lambda _i: reasons, np.zeros(len(codes), dtype=np.int64))
+
+    @classmethod
+    def all_passed(cls, count: int) -> BatchFilterResult:
+        """Every one of `count` nodes passes."""
+        return cls(np.zeros(count, dtype=np.int8), _no_reasons, np.zeros(count, dtype=np.int64), True)
+
+
+def _no_reasons(_i: int) -> tuple[str, ...]:
+    return ()
 
 
 class ActionType(enum.IntFlag):

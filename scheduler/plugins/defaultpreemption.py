@@ -284,6 +284,83 @@ class DefaultPreemption:
             return
         sort_by_importance(infos, self.more_important_pod, key=lambda info: info.pod)
 
+    def victims_by_arithmetic(
+        self, state: CycleState, pod: Pod, potential: list[NodeInfo], rows: npt.NDArray[np.int64], pdbs: list[PodDisruptionBudget]
+    ) -> Callable[[int], tuple[list[Pod], int, Status] | None] | None:
+        """A stand-in for `select_victims_on_node` on the dry run's potential nodes (the snapshot's
+        own NodeInfos, at `rows`), by index, that
+        neither copies the node nor the cycle state: None when it cannot stand in this cycle.
+
+        It stands in when the default eligibility rules apply, no hook or PreFilter extension
+        takes part, and every Filter plugin of the cycle reads the node object alone except
+        NodeResourcesFit: then the node-only plugins' verdicts come from their batch forms over
+        the potential rows (the same verdicts), and Fit's verdict as pods are taken off and put
+        back from a `Room` of integer totals. A node that would fail after every lower-priority
+        pod is gone, or that has pods nominated to it, returns None (the caller runs
+        `select_victims_on_node`, which gives that status exactly).
+        """
+        if type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+            return None
+        if self.is_eligible_pod is not _always_eligible or type(self).is_preemption_allowed is not DefaultPreemption.is_preemption_allowed:
+            return None
+        handle = self.handle
+        fwk: Any = getattr(handle, "framework", None)
+        sched: Any = getattr(handle, "scheduler", None)
+        if fwk is None or sched is None or not hasattr(fwk, "active_filters") or fwk.has_pre_filter_extensions(state):
+            return None
+        if getattr(fwk, "run_hooked_filter", None) is None:
+            return None
+        active = fwk.active_filters(state)
+        if active is None:
+            return None
+        fit: Any = None
+        node_only: list[Any] = []
+        for name, plugin in active:
+            module = type(plugin).__module__
+            if NODE_ONLY_FILTERS.get(name) == module and hasattr(plugin, "filter_batch"):
+                node_only.append(plugin)
+            elif (name, module) == FIT_FILTER and fit is None:
+                fit = plugin
+            else:
+                return None
+        if fit is None or not potential:
+            return None
+        snapshot = handle.snapshot
+        passes = np.ones(len(potential), dtype=np.bool_)
+        for plugin in node_only:
+            result = plugin.filter_batch(state, pod, snapshot, rows)
+            if not result.passed:
+                passes &= result.codes == int(Code.SUCCESS)
+        table = fit.room_table(state, snapshot, rows)
+        if table is None:
+            return None
+        nominated = sched.queue.nominated
+        priority = pod.effective_priority
+        no_victims = unresolvable(NO_VICTIMS)
+
+        def select(index: int) -> tuple[list[Pod], int, Status] | None:
+            info = potential[index]
+            if not passes[index] or nominated.get(info.name):
+                return None
+            lower = [p for p in info.pods if p.pod.effective_priority < priority]
+            if not lower:
+                return [], 0, no_victims
+            room = table.room(index, len(info.pods))
+            room.take_off(lower)
+            if not room.fits():
+                return None
+            self._sort_by_importance(lower)
+            violating, non_violating = filter_pods_with_pdb_violation(lower, pdbs) if pdbs else ([], lower)
+            # Reprieve most important first, PDB-violating pods before the others.
+            victims = room.reprieve(violating)
+            num_violating = len(victims)
+            victims += room.reprieve(non_violating)
+            if violating and non_violating:
+                self._sort_by_importance(victims)
+            return [p.pod for p in victims], num_violating, Status()
+
+        return select
+
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: list[PodDisruptionBudget]
     ) -> tuple[list[Pod], int, Status]:

@@ -144,12 +144,18 @@ class ImageLocality:
         """`score` for many nodes through the cached image index."""
         index = self._index(snapshot)
         sums = np.zeros(len(positions), dtype=np.int64)
+        present = False
         for image in _pod_images(pod):
             summary = index.summaries.get(image)
             if summary is None:
                 continue
+            present = True
             scaled = scaled_image_score(summary, index.total_nodes)
             sums += np.where(index.mask(image)[positions], scaled, 0)
+        if not present:
+            # No node holds any of the pod's images: every sum is 0, clamped to the minimum,
+            # which scores 0.
+            return sums
         containers = len(pod.init_containers) + len(pod.containers)
         max_threshold = MAX_CONTAINER_THRESHOLD * containers
         clamped = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.where(sums > max_threshold, max_threshold, sums))

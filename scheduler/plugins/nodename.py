@@ -54,10 +54,9 @@ class NodeName:
     ) -> BatchFilterResult:
         """The same verdicts by comparing row positions with the named node's row."""
         if not pod.node_name:
-            codes = np.zeros(len(positions), dtype=np.int8)
-        else:
-            wanted = snapshot.position.get(pod.node_name, -1)
-            codes = np.where(positions == wanted, Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE).astype(np.int8)
+            return BatchFilterResult.all_passed(len(positions))
+        wanted = snapshot.position.get(pod.node_name, -1)
+        codes = np.where(positions == wanted, Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE).astype(np.int8)
         return BatchFilterResult.uniform(codes, (REASON,))
 
 

@@ -61,7 +61,7 @@ class NodeUnschedulable:
     ) -> BatchFilterResult:
         """The same verdicts from the snapshot's `unschedulable` array."""
         if tolerates_unschedulable(pod) or not snapshot.cached(_ANY_CORDONED, lambda: bool(snapshot.unschedulable.any())):
-            codes = np.zeros(len(positions), dtype=np.int8)
+            return BatchFilterResult.all_passed(len(positions))
         else:
             rejected = snapshot.unschedulable[positions]
             codes = np.where(rejected, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.SUCCESS).astype(np.int8)

@@ -100,7 +100,7 @@ class TaintToleration:
         )
         if not rejected.any():
             # The usual case (no taint the pod minds anywhere): nothing to look up per node.
-            return BatchFilterResult.uniform(np.zeros(len(positions), dtype=np.int8), (REASON_UNTOLERATED,))
+            return BatchFilterResult.all_passed(len(positions))
         codes = np.where(rejected[group_of[positions]], Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.SUCCESS).astype(np.int8)
         return BatchFilterResult.uniform(codes, (REASON_UNTOLERATED,))
 

@@ -18,6 +18,7 @@ would), the asynchronous path resumes later as another task.
 from __future__ import annotations
 
 import functools
+import operator
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -377,19 +378,25 @@ class Evaluator:
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
         n = len(potential)
-        possible = self._rows_with_possible_victims(pod, potential)
+        rows = self._snapshot_rows(potential)
+        possible = self._rows_with_possible_victims(pod, rows)
         # The walk order from the random offset; nodes that cannot hold a victim are answered in
         # bulk below, with the status select_victims_on_node would give, without copying them.
-        walk = [(offset + i) % n for i in range(n)]
+        rotated = (offset + np.arange(n, dtype=np.int64)) % n
+        walk = rotated.tolist()
         skipped_upto = n
         if possible is not None:
-            rotated = np.asarray(walk, dtype=np.int64)
             steps = np.flatnonzero(possible[rotated]).tolist()
         else:
             steps = list(range(n))
+        shortcut = getattr(self.plugin, "victims_by_arithmetic", None)
+        stand_in = shortcut(state, pod, potential, rows, pdbs) if callable(shortcut) and rows is not None else None
         for i in steps:
             info = potential[walk[i]]
-            pods, num_violations, status = self.plugin.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
+            found = stand_in(walk[i]) if stand_in is not None else None
+            if found is None:
+                found = self.plugin.select_victims_on_node(state.clone(), pod, info.clone(), pdbs)
+            pods, num_violations, status = found
             if status.success and pods:
                 candidate = Candidate(info.name, Victims(pods, num_violations))
                 (non_violating if num_violations == 0 else violating).add(candidate)
@@ -409,16 +416,21 @@ class Evaluator:
                 node_statuses[potential[walk[j]].name] = no_victims
         return non_violating.items + violating.items, node_statuses, aggregate_errors(errors)
 
-    def _rows_with_possible_victims(self, pod: Pod, potential: list[NodeInfo]) -> npt.NDArray[np.bool_] | None:
+    def _snapshot_rows(self, potential: list[NodeInfo]) -> npt.NDArray[np.int64] | None:
+        """The snapshot rows of the potential nodes; None unless every one is the snapshot's own
+        NodeInfo (a test may pass detached copies)."""
+        if not potential:
+            return None
+        infos = self.handle.snapshot.node_infos
+        rows = np.fromiter((info.position for info in potential), dtype=np.int64, count=len(potential))
+        if rows.min() < 0 or rows.max() >= len(infos) or any(map(operator.is_not, (infos[r] for r in rows.tolist()), potential)):
+            return None
+        return rows
+
+    def _rows_with_possible_victims(self, pod: Pod, rows: npt.NDArray[np.int64] | None) -> npt.NDArray[np.bool_] | None:
         """Per potential node, whether it may hold a victim; None when the plugin cannot tell."""
         ask = getattr(self.plugin, "may_hold_victims", None)
-        snapshot = self.handle.snapshot
-        if not callable(ask) or not potential:
-            return None
-        infos = snapshot.node_infos
-        rows = np.fromiter((info.position for info in potential), dtype=np.int64, count=len(potential))
-        # Only NodeInfos that are the snapshot's own rows (a test may pass detached copies).
-        if rows.min() < 0 or rows.max() >= len(infos) or any(infos[r] is not info for r, info in zip(rows.tolist(), potential, strict=True)):
+        if not callable(ask) or rows is None:
             return None
         mask: npt.NDArray[np.bool_] | None = ask(pod, rows)
         return mask

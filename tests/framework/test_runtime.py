@@ -154,3 +154,48 @@ def test_chunked_filter_equals_a_sequential_walk(per_node_second: bool, to_find:
     assert out.processed == visited
     assert {k: v.plugin for k, v in out.statuses(fwk.handle.snapshot).items()} == want_failed
     assert all(s.reasons == (("first",) if s.plugin == "A" else ("second",)) for s in out.statuses(fwk.handle.snapshot).values())
+
+
+@pytest.mark.parametrize("to_find", [1, 7, 300, 2999], ids=lambda k: f"find-{k}")
+def test_nominated_rows_judged_in_order_equal_a_sequential_walk(to_find: int) -> None:
+    # Rows with nominated pods are judged by the override alone, in order, and only while the
+    # rows before them have not already given enough feasible nodes.
+    import random
+
+    rng = random.Random(to_find)
+    n = 3000
+    failing = {f"n{i}": (Code.UNSCHEDULABLE, "batch") for i in range(n) if rng.random() < 0.3}
+    fwk = build(profile(filters=["A"]), BatchFailFilter("A", failing), nodes=n)
+    order = np.asarray(rng.sample(range(n), n), dtype=np.int64)
+    overridden = {int(p) for p in rng.sample(range(n), 40)}
+    verdicts = {p: rng.random() < 0.5 for p in overridden}
+    judged: list[int] = []
+
+    def override(pos: int) -> Status:
+        judged.append(pos)
+        return Status() if verdicts[pos] else Status(Code.UNSCHEDULABLE, ("nominated",), "A")
+
+    out = fwk.find_feasible(CycleState(), make_pod("p"), order, to_find, override, frozenset(overridden))
+    want_feasible: list[int] = []
+    want_judged: list[int] = []
+    want_failed: dict[str, str] = {}
+    visited = n
+    for i, pos in enumerate(order.tolist()):
+        if pos in overridden:
+            want_judged.append(pos)
+            ok = verdicts[pos]
+            reason = "nominated"
+        else:
+            ok = f"n{pos}" not in failing
+            reason = "batch"
+        if ok:
+            want_feasible.append(pos)
+        else:
+            want_failed[f"n{pos}"] = reason
+        if len(want_feasible) == to_find:
+            visited = i + 1
+            break
+    assert [int(p) for p in out.feasible] == want_feasible
+    assert out.processed == visited
+    assert judged == want_judged
+    assert {k: v.reasons[0] for k, v in out.statuses(fwk.handle.snapshot).items()} == want_failed

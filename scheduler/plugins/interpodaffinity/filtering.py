@@ -9,7 +9,7 @@ then only looks the node's labels up in those counts.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from itertools import repeat
 
 import numpy as np
@@ -127,44 +127,141 @@ def add_anti_affinity_matches(
             _bump(counts, node, term.topology_key, delta)
 
 
-@dataclass(slots=True)
-class PreFilterState:
-    """What PreFilter computed for one pod; AddPod/RemovePod keep it current during preemption."""
+_WHICH = ("existing", "affinity", "anti")
 
-    pod_info: PodInfo
-    namespace_labels: Mapping[str, str]
-    existing_anti_affinity_counts: TopologyCounts = field(default_factory=dict)
-    affinity_counts: TopologyCounts = field(default_factory=dict)
-    anti_affinity_counts: TopologyCounts = field(default_factory=dict)
-    # Batch Filter's lookup tables (count per label code, per topology key) built from the counts
-    # once per cycle: (which counts, node generation) -> key -> table. Dropped when counts change.
-    tables: dict[tuple[str, int], dict[str, npt.NDArray[np.int64]]] = field(default_factory=dict)
+
+class PreFilterState:
+    """What PreFilter computed for one pod; AddPod/RemovePod keep it current during preemption.
+
+    Counts found through the snapshot's counters stay as sums per label code of a topology key
+    (`add_sums`) until something asks for the (key, value) -> count dicts: batch Filter reads
+    the sums directly as its lookup tables, so a cycle over a hostname key does not build and
+    then unbuild a dict of thousands of entries.
+    """
+
+    __slots__ = ("_counts", "_generation", "_sums", "namespace_labels", "pod_info", "tables")
+
+    def __init__(
+        self,
+        pod_info: PodInfo,
+        namespace_labels: Mapping[str, str],
+        existing_anti_affinity_counts: TopologyCounts | None = None,
+        affinity_counts: TopologyCounts | None = None,
+        anti_affinity_counts: TopologyCounts | None = None,
+    ) -> None:
+        self.pod_info = pod_info
+        self.namespace_labels = namespace_labels
+        self._counts: dict[str, TopologyCounts] = {
+            "existing": existing_anti_affinity_counts if existing_anti_affinity_counts is not None else {},
+            "affinity": affinity_counts if affinity_counts is not None else {},
+            "anti": anti_affinity_counts if anti_affinity_counts is not None else {},
+        }
+        # which -> [(topology key, value names by label code, sums by label code)] not yet in _counts.
+        self._sums: dict[str, list[tuple[str, list[str], npt.NDArray[np.int64]]]] = {}
+        self._generation = -1
+        # Batch Filter's lookup tables (count per label code, per topology key) built from the
+        # counts once per cycle: (which counts, node generation) -> key -> table. Dropped when
+        # counts change.
+        self.tables: dict[tuple[str, int], dict[str, npt.NDArray[np.int64]]] = {}
+
+    def add_sums(self, which: str, key: str, names: list[str], sums: npt.NDArray[np.int64], generation: int) -> None:
+        """Add per-label-code counts of `key` (what `_add_counted` would add pair by pair)."""
+        if self._sums and self._generation != generation:
+            self._materialize_all()
+        self._generation = generation
+        self._sums.setdefault(which, []).append((key, names, sums))
+        self.tables = {}
+
+    def _materialize(self, which: str) -> TopologyCounts:
+        counts = self._counts[which]
+        pending = self._sums.pop(which, None)
+        if pending:
+            for key, names, sums in pending:
+                hit = np.flatnonzero(sums)
+                for value, count in zip(map(names.__getitem__, hit.tolist()), sums[hit].tolist(), strict=True):
+                    pair = (key, value)
+                    counts[pair] = counts.get(pair, 0) + count
+        return counts
+
+    def _materialize_all(self) -> None:
+        for which in _WHICH:
+            self._materialize(which)
+
+    def has(self, which: str) -> bool:
+        """Whether the counts hold any pair (without building the dict)."""
+        if self._counts[which]:
+            return True
+        return any(bool(sums.any()) for _key, _names, sums in self._sums.get(which, ()))
+
+    def pending_tables(self, which: str, generation: int) -> dict[str, npt.NDArray[np.int64]] | None:
+        """Lookup tables straight from the sums, when every count of `which` is still in them."""
+        if self._counts[which] or which not in self._sums or generation != self._generation:
+            return None
+        tables: dict[str, npt.NDArray[np.int64]] = {}
+        for key, _names, sums in self._sums[which]:
+            table = tables.get(key)
+            if table is None:
+                # One spare slot at the end: code -1 (label absent) reads it and gets 0.
+                table = tables[key] = np.zeros(len(sums) + 1, dtype=np.int64)
+            table[: len(sums)] += sums
+        return tables
+
+    @property
+    def existing_anti_affinity_counts(self) -> TopologyCounts:
+        """Topology pairs of existing pods' anti-affinity terms the incoming pod matches."""
+        return self._materialize("existing")
+
+    @existing_anti_affinity_counts.setter
+    def existing_anti_affinity_counts(self, counts: TopologyCounts) -> None:
+        self._sums.pop("existing", None)
+        self._counts["existing"] = counts
+        self.tables = {}
+
+    @property
+    def affinity_counts(self) -> TopologyCounts:
+        """Topology pairs of existing pods matching the incoming pod's required affinity terms."""
+        return self._materialize("affinity")
+
+    @affinity_counts.setter
+    def affinity_counts(self, counts: TopologyCounts) -> None:
+        self._sums.pop("affinity", None)
+        self._counts["affinity"] = counts
+        self.tables = {}
+
+    @property
+    def anti_affinity_counts(self) -> TopologyCounts:
+        """Topology pairs of existing pods matching the incoming pod's required anti-affinity terms."""
+        return self._materialize("anti")
+
+    @anti_affinity_counts.setter
+    def anti_affinity_counts(self, counts: TopologyCounts) -> None:
+        self._sums.pop("anti", None)
+        self._counts["anti"] = counts
+        self.tables = {}
 
     def clone(self) -> PreFilterState:
         """A copy whose counts can change independently (the pod info never changes)."""
-        return PreFilterState(
-            self.pod_info,
-            self.namespace_labels,
-            dict(self.existing_anti_affinity_counts),
-            dict(self.affinity_counts),
-            dict(self.anti_affinity_counts),
-        )
+        twin = PreFilterState(self.pod_info, self.namespace_labels, *(dict(self._counts[w]) for w in _WHICH))
+        twin._sums = {which: list(pending) for which, pending in self._sums.items()}
+        twin._generation = self._generation
+        return twin
 
     def update_with_pod(self, other: PodInfo, node: Node, multiplier: int) -> None:
         """Account (`multiplier` 1) or forget (-1) an existing pod placed on `node`."""
+        self._materialize_all()
         self.tables = {}
         incoming = self.pod_info
         add_anti_affinity_matches(
-            self.existing_anti_affinity_counts,
+            self._counts["existing"],
             other.required_anti_affinity_terms,
             incoming.pod,
             self.namespace_labels,
             node,
             multiplier,
         )
-        add_affinity_matches(self.affinity_counts, incoming.required_affinity_terms, other.pod, node, multiplier)
+        add_affinity_matches(self._counts["affinity"], incoming.required_affinity_terms, other.pod, node, multiplier)
         add_anti_affinity_matches(
-            self.anti_affinity_counts, incoming.required_anti_affinity_terms, other.pod, NO_LABELS, node, multiplier
+            self._counts["anti"], incoming.required_anti_affinity_terms, other.pod, NO_LABELS, node, multiplier
         )
 
 
@@ -206,6 +303,15 @@ def term_counts_per_node(snapshot: Snapshot, term: PodAffinityTerm) -> npt.NDArr
     return total
 
 
+def _code_sums(snapshot: Snapshot, key: str, per_node: npt.NDArray[np.int64]) -> tuple[list[str], npt.NDArray[np.int64]] | None:
+    """Per-node counts summed per label code of `key` (None when no node has the label)."""
+    codes, values = snapshot.label_codes(key)
+    labelled = codes >= 0
+    if not labelled.any():
+        return None
+    return list(values), np.bincount(codes[labelled], weights=per_node[labelled], minlength=len(values)).astype(np.int64)
+
+
 def _add_counted(counts: TopologyCounts, snapshot: Snapshot, term: PodAffinityTerm, per_node: npt.NDArray[np.int64]) -> None:
     key = term.topology_key
     found = per_value_counts(snapshot, key, per_node)
@@ -220,29 +326,50 @@ def _add_counted(counts: TopologyCounts, snapshot: Snapshot, term: PodAffinityTe
 def counted_incoming_affinity_counts(pod_info: PodInfo, snapshot: Snapshot) -> tuple[TopologyCounts, TopologyCounts] | None:
     """`incoming_affinity_counts` from the selector counters; None when they cannot say (also
     for several required affinity terms, which a pod must match all at once)."""
+    state = PreFilterState(pod_info, NO_LABELS)
+    if not count_incoming_affinity(state, snapshot):
+        return None
+    return state.affinity_counts, state.anti_affinity_counts
+
+
+def count_incoming_affinity(state: PreFilterState, snapshot: Snapshot) -> bool:
+    """Add the incoming pod's affinity and anti-affinity counts to `state` as per-code sums from
+    the selector counters; False (nothing added) when the counters cannot say."""
+    pod_info = state.pod_info
     aff_terms, anti_terms = pod_info.required_affinity_terms, pod_info.required_anti_affinity_terms
     if len(aff_terms) > 1:
-        return None
-    affinity: TopologyCounts = {}
-    anti: TopologyCounts = {}
-    for counts, terms in ((affinity, aff_terms), (anti, anti_terms)):
+        return False
+    found: list[tuple[str, str, list[str], npt.NDArray[np.int64]]] = []
+    for which, terms in (("affinity", aff_terms), ("anti", anti_terms)):
         for term in terms:
             per_node = term_counts_per_node(snapshot, term)
             if per_node is None:
-                return None
-            _add_counted(counts, snapshot, term, per_node)
-    return affinity, anti
+                return False
+            sums = _code_sums(snapshot, term.topology_key, per_node)
+            if sums is not None:
+                found.append((which, term.topology_key, *sums))
+    for which, key, names, code_sums in found:
+        state.add_sums(which, key, names, code_sums, snapshot.node_generation)
+    return True
 
 
 def grouped_existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], snapshot: Snapshot) -> TopologyCounts:
     """`existing_anti_affinity_counts` over the snapshot's affinity groups: each group's terms
     are matched against the pod once, then counted per topology value."""
-    counts: TopologyCounts = {}
+    state = PreFilterState(PodInfo(pod), ns_labels)
+    count_existing_anti_affinity(state, pod, snapshot)
+    return state.existing_anti_affinity_counts
+
+
+def count_existing_anti_affinity(state: PreFilterState, pod: Pod, snapshot: Snapshot) -> None:
+    """Add existing pods' anti-affinity counts the pod matches to `state`, as per-code sums."""
+    ns_labels = state.namespace_labels
     for info, per_node in snapshot.affinity_groups():
         for term in info.required_anti_affinity_terms:
             if term_matches(term, pod, ns_labels):
-                _add_counted(counts, snapshot, term, per_node)
-    return counts
+                sums = _code_sums(snapshot, term.topology_key, per_node)
+                if sums is not None:
+                    state.add_sums("existing", term.topology_key, *sums, snapshot.node_generation)
 
 
 def incoming_affinity_counts(pod_info: PodInfo, nodes: Iterable[NodeInfo]) -> tuple[TopologyCounts, TopologyCounts]:
@@ -263,11 +390,10 @@ def compute_pre_filter_state(pod: Pod, snapshot: Snapshot, all_nodes: Iterable[N
     """Build the PreFilter state from the snapshot (namespaces, nodes with anti-affinity pods)."""
     info = incoming_pod_info(pod, snapshot.namespaces)
     ns_labels = namespace_labels(snapshot, pod.namespace)
-    state = PreFilterState(info, ns_labels, grouped_existing_anti_affinity_counts(pod, ns_labels, snapshot))
-    counted = counted_incoming_affinity_counts(info, snapshot) if _all_nodes(all_nodes, snapshot) else None
-    if counted is None:
-        counted = incoming_affinity_counts(info, all_nodes)
-    state.affinity_counts, state.anti_affinity_counts = counted
+    state = PreFilterState(info, ns_labels)
+    count_existing_anti_affinity(state, pod, snapshot)
+    if not (_all_nodes(all_nodes, snapshot) and count_incoming_affinity(state, snapshot)):
+        state.affinity_counts, state.anti_affinity_counts = incoming_affinity_counts(info, all_nodes)
     return state
 
 
@@ -281,7 +407,7 @@ def should_skip(state: PreFilterState) -> bool:
     """PreFilter's Skip rule: no existing anti-affinity match and no required terms of its own."""
     info = state.pod_info
     return (
-        not state.existing_anti_affinity_counts
+        not state.has("existing")
         and not info.required_affinity_terms
         and not info.required_anti_affinity_terms
     )
@@ -312,12 +438,12 @@ def satisfies_pod_affinity(state: PreFilterState, labels: Mapping[str, str]) -> 
         return True
     # The first pod of a group with affinity to itself: nothing matches anywhere yet.
     info = state.pod_info
-    return not state.affinity_counts and pod_matches_all_terms(info.required_affinity_terms, info.pod)
+    return not state.has("affinity") and pod_matches_all_terms(info.required_affinity_terms, info.pod)
 
 
 def satisfies_pod_anti_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
     """No required anti-affinity term's topology (of this node) holds a matching pod."""
-    if not state.anti_affinity_counts:
+    if not state.has("anti"):
         return True
     for term in state.pod_info.required_anti_affinity_terms:
         value = labels.get(term.topology_key)
@@ -358,13 +484,18 @@ def _by_key(counts: TopologyCounts) -> dict[str, dict[str, int]]:
     return grouped
 
 
-def _tables(state: PreFilterState, which: str, counts: TopologyCounts, snapshot: Snapshot) -> dict[str, npt.NDArray[np.int64]]:
-    """Per topology key of `counts`, the count of each label code (built once per cycle)."""
+def _tables(state: PreFilterState, which: str, snapshot: Snapshot) -> dict[str, npt.NDArray[np.int64]]:
+    """Per topology key of the `which` counts, the count of each label code (built once per cycle)."""
     cache_key = (which, snapshot.node_generation)
     built = state.tables.get(cache_key)
     if built is not None:
         return built
+    built = state.pending_tables(which, snapshot.node_generation)
+    if built is not None:
+        state.tables[cache_key] = built
+        return built
     built = {}
+    counts = {"existing": state.existing_anti_affinity_counts, "affinity": state.affinity_counts, "anti": state.anti_affinity_counts}[which]
     for key, values in _by_key(counts).items():
         _, code_of = snapshot.label_codes(key)
         # One spare slot at the end: code -1 (label absent) reads it and gets 0; values no node
@@ -398,28 +529,28 @@ def filter_batch(state: PreFilterState, snapshot: Snapshot, positions: npt.NDArr
     info = state.pod_info
 
     if info.required_affinity_terms:
-        tables = _tables(state, "affinity", state.affinity_counts, snapshot)
+        tables = _tables(state, "affinity", snapshot)
         has_all = np.ones(n, dtype=np.bool_)
         pods_exist = np.ones(n, dtype=np.bool_)
         for term in info.required_affinity_terms:
             count, present = _counts_at(snapshot, positions, term.topology_key, tables)
             has_all &= present
             pods_exist &= count > 0
-        first_of_group = not state.affinity_counts and pod_matches_all_terms(info.required_affinity_terms, info.pod)
+        first_of_group = not state.has("affinity") and pod_matches_all_terms(info.required_affinity_terms, info.pod)
         ok = has_all & (pods_exist | first_of_group)
         failed[~ok] = _AFFINITY
 
-    if state.anti_affinity_counts and info.required_anti_affinity_terms:
-        tables = _tables(state, "anti", state.anti_affinity_counts, snapshot)
+    if info.required_anti_affinity_terms and state.has("anti"):
+        tables = _tables(state, "anti", snapshot)
         violated = np.zeros(n, dtype=np.bool_)
         for term in info.required_anti_affinity_terms:
             count, present = _counts_at(snapshot, positions, term.topology_key, tables)
             violated |= present & (count > 0)
         failed[violated & (failed == _PASSED)] = _ANTI_AFFINITY
 
-    if state.existing_anti_affinity_counts:
+    if state.has("existing"):
         violated = np.zeros(n, dtype=np.bool_)
-        tables = _tables(state, "existing", state.existing_anti_affinity_counts, snapshot)
+        tables = _tables(state, "existing", snapshot)
         for key in tables:
             count, present = _counts_at(snapshot, positions, key, tables)
             violated |= present & (count > 0)

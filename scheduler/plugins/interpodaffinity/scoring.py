@@ -9,7 +9,6 @@ topology keys it carries; NormalizeScore rescales min..max onto 0..100.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +21,6 @@ from scheduler.plugins.interpodaffinity.filtering import (
     NO_LABELS,
     incoming_pod_info,
     namespace_labels,
-    per_value_counts,
     term_counts_per_node,
 )
 
@@ -32,13 +30,48 @@ ScoreMap = dict[str, dict[str, int]]
 """Topology key -> node label value -> summed weight."""
 
 
-@dataclass(slots=True)
-class PreScoreState:
-    """What PreScore computed for one pod; never changed afterwards."""
+CodeScores = dict[str, tuple[list[str], npt.NDArray[np.int64], npt.NDArray[np.bool_]]]
+"""Topology key -> (label values by code, summed weight per code, whether a term counted there)."""
 
-    pod_info: PodInfo
-    namespace_labels: Mapping[str, str]
-    topology_score: ScoreMap = field(default_factory=dict)
+
+class PreScoreState:
+    """What PreScore computed for one pod; never changed afterwards.
+
+    Scores found through the snapshot's counters stay as arrays per label code (`code_scores`)
+    until `topology_score` is asked for; batch Score reads the arrays directly.
+    """
+
+    __slots__ = ("_topology_score", "code_scores", "generation", "namespace_labels", "pod_info")
+
+    def __init__(self, pod_info: PodInfo, namespace_labels: Mapping[str, str], topology_score: ScoreMap | None = None) -> None:
+        self.pod_info = pod_info
+        self.namespace_labels = namespace_labels
+        self._topology_score: ScoreMap | None = topology_score if topology_score is not None else {}
+        self.code_scores: CodeScores | None = None
+        self.generation = -1
+
+    @property
+    def topology_score(self) -> ScoreMap:
+        """Topology key -> label value -> summed weight (every value a term counted, even if 0)."""
+        if self._topology_score is None:
+            built: ScoreMap = {}
+            for key, (names, scores, touched) in (self.code_scores or {}).items():
+                at = np.flatnonzero(touched).tolist()
+                built[key] = dict(zip(map(names.__getitem__, at), scores[at].tolist(), strict=True))
+            self._topology_score = built
+        return self._topology_score
+
+    @topology_score.setter
+    def topology_score(self, scores: ScoreMap) -> None:
+        self._topology_score = scores
+        self.code_scores = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether no term counted anywhere (PreScore then Skips)."""
+        if self.code_scores is not None and self._topology_score is None:
+            return not self.code_scores
+        return not self.topology_score
 
     def clone(self) -> PreScoreState:
         """Upstream shares the state between clones: nothing mutates it after PreScore."""
@@ -92,19 +125,31 @@ def add_existing_pod(
     _add_terms(scores, existing.preferred_anti_affinity_terms, incoming.pod, state.namespace_labels, node, -1)
 
 
-def _add_per_value(scores: ScoreMap, snapshot: Snapshot, key: str, per_node: npt.NDArray[np.int64], weight: int) -> None:
-    for value, count in per_value_counts(snapshot, key, per_node):
-        by_value = scores.setdefault(key, {})
-        by_value[value] = by_value.get(value, 0) + weight * count
+def _add_per_value(scores: CodeScores, snapshot: Snapshot, key: str, per_node: npt.NDArray[np.int64], weight: int) -> None:
+    codes, values = snapshot.label_codes(key)
+    labelled = codes >= 0
+    if not labelled.any():
+        return
+    counts = np.bincount(codes[labelled], weights=per_node[labelled], minlength=len(values)).astype(np.int64)
+    counted = counts != 0
+    if not counted.any():
+        return
+    entry = scores.get(key)
+    if entry is None:
+        scores[key] = (list(values), weight * counts, counted)
+    else:
+        names, summed, touched = entry
+        scores[key] = (names, summed + weight * counts, touched | counted)
 
 
 def _counted_topology_score(
     state: PreScoreState, snapshot: Snapshot, has_constraints: bool, hard_pod_affinity_weight: int
-) -> ScoreMap | None:
+) -> CodeScores | None:
     """The topology scores `add_existing_pod` sums over every pod, from counters: the incoming
     pod's preferred terms through the selector counters, existing pods' terms through the
-    affinity groups (each group's terms matched once). None when the counters cannot say."""
-    scores: ScoreMap = {}
+    affinity groups (each group's terms matched once), as arrays per label code. None when the
+    counters cannot say."""
+    scores: CodeScores = {}
     incoming = state.pod_info
     if has_constraints:
         for terms, sign in ((incoming.preferred_affinity_terms, 1), (incoming.preferred_anti_affinity_terms, -1)):
@@ -150,7 +195,9 @@ def compute_pre_score(
         if counted is not None:
             if not counted:
                 return None, skip()
-            state.topology_score = counted
+            state.code_scores = counted
+            state.generation = snapshot.node_generation
+            state._topology_score = None
             return state, Status()
     touched = False
     for info in nodes:
@@ -205,6 +252,14 @@ def score_node(state: PreScoreState, node: Node) -> int:
 def score_batch(state: PreScoreState, snapshot: Snapshot, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Raw scores over snapshot positions; same values as `score_node`."""
     total = np.zeros(len(positions), dtype=np.int64)
+    if state.code_scores is not None and state.generation == snapshot.node_generation:
+        for key, (_names, scores, _touched) in state.code_scores.items():
+            codes, _ = snapshot.label_codes(key)
+            # One spare slot at the end: code -1 (label absent) reads it and adds 0.
+            table = np.zeros(len(scores) + 1, dtype=np.int64)
+            table[: len(scores)] = scores
+            total += table[codes[positions]]
+        return total
     for key, by_value in state.topology_score.items():
         codes, code_of = snapshot.label_codes(key)
         # One spare slot at the end: code -1 (label absent) reads it and adds 0.
@@ -219,7 +274,7 @@ def score_batch(state: PreScoreState, snapshot: Snapshot, positions: npt.NDArray
 
 def normalize(state: PreScoreState, scores: npt.NDArray[np.int64]) -> None:
     """Min-max scaling onto 0..MaxNodeScore in float64, truncated to int64 as Go converts."""
-    if not state.topology_score or scores.size == 0:
+    if state.empty or scores.size == 0:
         return
     low = int(scores.min())
     spread = int(scores.max()) - low

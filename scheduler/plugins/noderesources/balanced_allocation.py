@@ -70,8 +70,16 @@ class BalancedStrategy:
         """One node."""
         return balanced_resource_score(requested, allocatable)
 
-    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix) -> IntArray:
+    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix, positive: bool = False) -> IntArray:
         """Many nodes; sums run over resources in the same order, so floats match bit for bit."""
+        if positive and requested.shape[0] == 2:
+            # Both resources scored everywhere (cpu and memory, the default): the two-resource
+            # standard deviation below, without its masks.
+            pair = np.minimum(requested / allocatable, 1.0)
+            spread = np.abs((pair[0] - pair[1]) / 2)
+            # Scores are non-negative (std <= 0.5), so truncation toward zero is a plain cast.
+            balanced: IntArray = ((1 - spread) * float(MAX_NODE_SCORE)).astype(np.int64)
+            return balanced
         included = allocatable != 0
         count = included.sum(axis=0)
         width = requested.shape[1]

@@ -8,7 +8,8 @@ cannot help there). Score uses one of the strategies in `resource_allocation`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import operator
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Pod
 from scheduler.config.args import NodeResourcesFitArgs, UtilizationShapePoint
 from scheduler.config.names import is_extended_resource_name
 from scheduler.framework.interface import Handle, PreFilterExtensions, ScoreExtensions
-from scheduler.framework.nodeinfo import NodeInfo, Resource, is_scalar_resource
+from scheduler.framework.nodeinfo import NodeInfo, PodAmounts, PodInfo, Resource, is_scalar_resource
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import (
     ActionType,
@@ -158,6 +159,110 @@ def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
     return fits_request(compute_pod_resource_request(pod), node_info)
 
 
+class Room:
+    """One node's free room for the cycle's pod as pods are taken off and put back: whether Filter
+    would pass (`fitsRequest` finds no shortage). Built by `RoomTable`."""
+
+    __slots__ = ("_amounts", "_wants", "free", "slack")
+
+    def __init__(self, free: list[int], slack: int, wants: tuple[int, ...], amounts: Callable[[PodAmounts], tuple[int, ...]]) -> None:
+        self.free = free
+        self.slack = slack
+        self._wants = wants
+        self._amounts = amounts
+
+    def remove(self, d: PodAmounts) -> None:
+        """Take a pod's requests off (as `NodeInfo.remove_pod` accounts them)."""
+        self.slack += 1
+        self.free = list(map(operator.add, self.free, self._amounts(d)))
+
+    def add(self, d: PodAmounts) -> None:
+        """Put a pod's requests on (as `NodeInfo.add_pod` accounts them)."""
+        self.slack -= 1
+        self.free = list(map(operator.sub, self.free, self._amounts(d)))
+
+    def fits(self) -> bool:
+        """Whether Filter would pass: room for one more pod and for every wanted amount."""
+        return self.slack >= 1 and all(map(operator.le, self._wants, self.free))
+
+    def take_off(self, infos: Sequence[PodInfo]) -> None:
+        """`remove` each pod."""
+        for info in infos:
+            self.remove(info.derived())
+
+    def reprieve(self, infos: Sequence[PodInfo]) -> list[PodInfo]:
+        """Put the pods back in order, each only if Filter still passes with it (`add`, `fits`,
+        else `remove`); returns the ones that could not come back."""
+        free, slack, wants, amounts = self.free, self.slack, self._wants, self._amounts
+        sub, le = operator.sub, operator.le
+        left_out: list[PodInfo] = []
+        for info in infos:
+            trial = list(map(sub, free, amounts(info.derived())))
+            if slack >= 2 and all(map(le, wants, trial)):
+                free, slack = trial, slack - 1
+            else:
+                left_out.append(info)
+        self.free, self.slack = free, slack
+        return left_out
+
+
+def _amounts_getter(names: Sequence[str]) -> Callable[[PodAmounts], tuple[int, ...]]:
+    """A pod's amounts of these resources, in order (as `NodeInfo` accounts them)."""
+    fixed = {CPU: "milli_cpu", MEMORY: "memory", EPHEMERAL_STORAGE: "ephemeral_storage"}
+    if len(names) > 1 and all(name in fixed for name in names):
+        getter: Callable[[PodAmounts], tuple[int, ...]] = operator.attrgetter(*(fixed[name] for name in names))
+        return getter
+
+    def amounts(d: PodAmounts) -> tuple[int, ...]:
+        scalars = dict(d.scalars)
+        return tuple(getattr(d, fixed[name]) if name in fixed else scalars.get(name, 0) for name in names)
+
+    return amounts
+
+
+class RoomTable:
+    """Free room for one pod's request on many snapshot rows, read from the arrays at once.
+
+    Only the resources Filter checks for this request take part: cpu, memory and ephemeral
+    storage when wanted (> 0), scalar resources wanted and not ignored; free = allocatable -
+    requested (0 - 0 for a resource no node has), and the pod slots left. Preemption's dry run
+    uses it instead of copying a NodeInfo when NodeResourcesFit is the only Filter plugin that
+    reads pods.
+    """
+
+    def __init__(
+        self,
+        request: PodResourceRequest,
+        snapshot: Snapshot,
+        rows: IntArray,
+        ignored_resources: Collection[str],
+        ignored_groups: Collection[str],
+    ) -> None:
+        wanted: list[tuple[str, int]] = []
+        if not request.empty:
+            fixed = ((CPU, request.milli_cpu), (MEMORY, request.memory), (EPHEMERAL_STORAGE, request.ephemeral_storage))
+            wanted = [(name, want) for name, want in fixed if want > 0]
+            wanted += [
+                (name, want)
+                for name, want in request.scalar_resources
+                if want != 0 and not is_ignored(name, ignored_resources, ignored_groups)
+            ]
+        free = np.zeros((len(rows), len(wanted)), dtype=np.int64)
+        for k, (name, _want) in enumerate(wanted):
+            col = snapshot.column(name)
+            if col is not None:
+                free[:, k] = snapshot.allocatable[rows, col] - snapshot.requested[rows, col]
+        # Rows are turned into Python ints only when asked for (a dry run reads a tenth of them).
+        self._free = free
+        self._allowed = snapshot.allowed_pods[rows]
+        self._wants = tuple(want for _name, want in wanted)
+        self._amounts = _amounts_getter([name for name, _want in wanted])
+
+    def room(self, index: int, pods: int) -> Room:
+        """The room on the `index`-th row given, holding `pods` pods."""
+        return Room(self._free[index].tolist(), int(self._allowed[index]) - pods, self._wants, self._amounts)
+
+
 def _missing_state(key: str) -> str:
     return f'error reading "{key}" from cycleState: not found'
 
@@ -233,21 +338,28 @@ class NodeResourcesFit:
         reasons = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, _ in wanted]
         # One row per reason; each resource row read once for all the candidates.
         short = np.empty((len(reasons), count), dtype=np.bool_)
-        beyond = np.zeros((len(reasons), count), dtype=np.bool_)
         np.greater(snapshot.pod_count[positions] + 1, snapshot.allowed_pods[positions], out=short[0])
+        cols = [snapshot.column(name) for name, _ in wanted]
         if wanted:
             alloc_rows = snapshot.allocatable[positions]
             req_rows = snapshot.requested[positions]
-            for k, (name, want) in enumerate(wanted, start=1):
-                col = snapshot.column(name)
+            for k, (_name, want) in enumerate(wanted, start=1):
+                col = cols[k - 1]
                 if col is None:
                     # No node has the resource: nothing is allocatable, nothing is used.
                     short[k] = True
-                    beyond[k] = True
                     continue
-                capacity = alloc_rows[:, col]
-                np.greater(want, capacity - req_rows[:, col], out=short[k])
-                np.greater(want, capacity, out=beyond[k])
+                np.greater(want, alloc_rows[:, col] - req_rows[:, col], out=short[k])
+        if not short.any():
+            # The usual case in a cluster with room: no reasons to keep.
+            return BatchFilterResult.all_passed(count)
+        beyond = np.zeros((len(reasons), count), dtype=np.bool_)
+        for k, (_name, want) in enumerate(wanted, start=1):
+            col = cols[k - 1]
+            if col is None:
+                beyond[k] = True
+            else:
+                np.greater(want, alloc_rows[:, col], out=beyond[k])
         hopeless = (short & beyond).any(axis=0)
         codes = np.where(
             hopeless, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, np.where(short.any(axis=0), Code.UNSCHEDULABLE, Code.SUCCESS)
@@ -260,6 +372,13 @@ class NodeResourcesFit:
         # Which resources fell short, as bits: equal bits mean equal reasons.
         keys = (short.astype(np.int64) << np.arange(len(names), dtype=np.int64)[:, None]).sum(axis=0)
         return BatchFilterResult(codes, reasons_of, keys)
+
+    def room_table(self, state: CycleState, snapshot: Snapshot, rows: IntArray) -> RoomTable | None:
+        """The cycle's pod's room on these rows (None without PreFilter's state: Filter would fail)."""
+        request = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(request, PodResourceRequest):
+            return None
+        return RoomTable(request, snapshot, rows, self.ignored_resources, self.ignored_resource_groups)
 
     # ----- PreScore / Score -----------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:

@@ -76,8 +76,12 @@ class Strategy(Protocol):
         """Score one node; entries with allocatable 0 are not part of the score."""
         ...
 
-    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix) -> IntArray:
-        """Score many nodes: [resources, nodes] matrices in, one score per node out."""
+    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix, positive: bool = False) -> IntArray:
+        """Score many nodes: [resources, nodes] matrices in, one score per node out.
+
+        `positive` promises that every allocatable entry is above 0 (every resource scored on
+        every node), which lets a strategy drop its masks; the integers are the same.
+        """
         ...
 
 
@@ -134,13 +138,22 @@ class LeastAllocatedStrategy:
     def __init__(self, resources: Sequence[ResourceWeight]) -> None:
         self.resources = tuple(resources)
         self._weights = _weights_column(self.resources)
+        self._weight_sum = sum(r.weight for r in self.resources)
 
     def score(self, requested: Sequence[int], allocatable: Sequence[int]) -> int:
         """`leastResourceScorer` for one node."""
         return _weighted_mean(self.resources, requested, allocatable, least_requested_score)
 
-    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix) -> IntArray:
+    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix, positive: bool = False) -> IntArray:
         """`leastResourceScorer` for many nodes."""
+        if positive and self._weight_sum > 0:
+            # Every resource counts on every node. Over capacity the floored quotient is
+            # negative (at most -1), so clipping at 0 is upstream's "requested > capacity: 0";
+            # the sums are non-negative, so floor division is Go's truncation.
+            unused = (allocatable - requested) * MAX_NODE_SCORE // allocatable
+            np.maximum(unused, 0, out=unused)
+            mean: IntArray = (unused * self._weights).sum(axis=0) // self._weight_sum
+            return mean
         include = allocatable != 0
         unused = (allocatable - requested) * MAX_NODE_SCORE // _safe(allocatable)
         scores = np.where(requested > allocatable, 0, unused)
@@ -158,7 +171,7 @@ class MostAllocatedStrategy:
         """`mostResourceScorer` for one node."""
         return _weighted_mean(self.resources, requested, allocatable, most_requested_score)
 
-    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix) -> IntArray:
+    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix, positive: bool = False) -> IntArray:
         """`mostResourceScorer` for many nodes."""
         include = allocatable != 0
         used = np.minimum(requested, allocatable) * MAX_NODE_SCORE // _safe(allocatable)
@@ -239,7 +252,7 @@ class RequestedToCapacityRatioStrategy:
             return 0
         return go_round_float(float(node_score) / float(weight_sum))
 
-    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix) -> IntArray:
+    def score_batch(self, requested: IntMatrix, allocatable: IntMatrix, positive: bool = False) -> IntArray:
         """`buildRequestedToCapacityRatioScorerFunction` for many nodes."""
         utilization = np.where(requested > allocatable, MAX_UTILIZATION, requested * MAX_UTILIZATION // _safe(allocatable))
         scores = broken_linear_batch(self.shape, utilization)
@@ -335,17 +348,27 @@ class ResourceAllocationScorer:
 
     def matrices(self, snapshot: Snapshot, positions: IntArray, pod_requests: Sequence[int]) -> tuple[IntMatrix, IntMatrix]:
         """[resources, positions] matrices of requested and allocatable (0 where not scored)."""
+        requested, allocatable, _positive = self._matrices(snapshot, positions, pod_requests)
+        return requested, allocatable
+
+    def _matrices(
+        self, snapshot: Snapshot, positions: IntArray, pod_requests: Sequence[int]
+    ) -> tuple[IntMatrix, IntMatrix, bool]:
+        """`matrices`, and whether every allocatable entry is above 0."""
         width = len(positions)
         requested = np.zeros((len(self.resources), width), dtype=np.int64)
         allocatable = np.zeros((len(self.resources), width), dtype=np.int64)
+        positive = width > 0
         for i, spec in enumerate(self.resources):
             name, pod_request = spec.name, pod_requests[i]
             if pod_request == 0 and is_scalar_resource(name):
+                positive = False
                 continue
             # Only cpu, memory, ephemeral-storage and scalar resources have columns, which is
             # exactly the set upstream can score; a column of zeros means no node has it.
             col = snapshot.column(name)
             if col is None:
+                positive = False
                 continue
             alloc = snapshot.allocatable[positions, col]
             if name in (CPU, MEMORY) and not self.use_requested:
@@ -355,15 +378,18 @@ class ResourceAllocationScorer:
             # Nodes without the resource are not scored on it: 0 in both matrices.
             allocatable[i] = alloc
             np.add(used, pod_request, out=requested[i])
+            if positive and int(alloc.min()) > 0:
+                continue
+            positive = False
             requested[i][alloc == 0] = 0
-        return requested, allocatable
+        return requested, allocatable, positive
 
     def score_batch(self, snapshot: Snapshot, positions: IntArray, pod_requests: Sequence[int]) -> IntArray:
         """Scores for the nodes at `positions`; raises when no resources are configured."""
         if not self.resources:
             raise RuntimeError("resources not found")
-        requested, allocatable = self.matrices(snapshot, positions, pod_requests)
-        return self.strategy.score_batch(requested, allocatable)
+        requested, allocatable, positive = self._matrices(snapshot, positions, pod_requests)
+        return self.strategy.score_batch(requested, allocatable, positive)
 
 
 def is_best_effort(pod_requests: Sequence[int]) -> bool:

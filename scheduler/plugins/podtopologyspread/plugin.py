@@ -161,7 +161,7 @@ class PodTopologySpread:
             message = str(exc)
             return BatchFilterResult(np.full(len(positions), int(Code.ERROR), dtype=np.int8), lambda _i: (message,))
         if not s.constraints:
-            return BatchFilterResult(np.zeros(len(positions), dtype=np.int8), lambda _i: ())
+            return BatchFilterResult.all_passed(len(positions))
         return filter_positions(s, pod, snapshot, positions)
 
     # ----- PreScore / Score / NormalizeScore -----------------------------------------------------

@@ -235,3 +235,49 @@ def test_counted_states_equal_a_full_walk(cluster: tuple[list[Any], list[Pod], P
     slow, slow_status = scoring.compute_pre_score(incoming, snap, list(snap.node_infos), weight, ignore)
     assert fast_status.code == slow_status.code
     assert (fast.topology_score if fast else None) == (slow.topology_score if slow else None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cluster=clusters())
+def test_tables_from_pending_sums_equal_tables_from_the_counts(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs]) -> None:
+    """Batch Filter's lookup tables read straight from the per-code sums equal the ones built from
+    the materialized dicts, and `has` equals the dicts' emptiness, before and after materializing."""
+    nodes, existing, incoming, args = cluster
+    _, snap = setup(nodes, existing, NAMESPACES, args)
+    lazy = filtering.compute_pre_filter_state(incoming, snap, snap.node_infos)
+    eager = lazy.clone()
+    has_before = {which: lazy.has(which) for which in ("existing", "affinity", "anti")}
+    counts = dict(zip(("existing", "affinity", "anti"), _counts(eager), strict=True))
+    for which in ("existing", "affinity", "anti"):
+        assert has_before[which] == bool(counts[which]) == eager.has(which)
+        if not counts[which]:
+            continue
+        from_sums = filtering._tables(lazy, which, snap)
+        from_dicts = filtering._tables(eager, which, snap)
+        assert from_sums.keys() == from_dicts.keys()
+        for key in from_sums:
+            # Same count at every label code; the spare slot (absent label) reads 0 in both.
+            assert from_sums[key].tolist() == from_dicts[key].tolist()
+    batch_lazy = filtering.filter_batch(lazy, snap, np.arange(snap.num_nodes, dtype=np.int64))
+    batch_eager = filtering.filter_batch(eager, snap, np.arange(snap.num_nodes, dtype=np.int64))
+    assert batch_lazy.codes.tolist() == batch_eager.codes.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(cluster=clusters())
+def test_scores_from_per_code_arrays_equal_scores_from_the_walk(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs]) -> None:
+    """Batch Score reading PreScore's per-code arrays gives every node the score the walked
+    (key -> value -> weight) map gives it, per node and in batch."""
+    nodes, existing, incoming, args = cluster
+    _, snap = setup(nodes, existing, NAMESPACES, args)
+    weight, ignore = args.hard_pod_affinity_weight, args.ignore_preferred_terms_of_existing_pods
+    fast, _ = scoring.compute_pre_score(incoming, snap, snap.node_infos, weight, ignore)
+    slow, _ = scoring.compute_pre_score(incoming, snap, list(snap.node_infos), weight, ignore)
+    assert (fast is None) == (slow is None)
+    if fast is None or slow is None:
+        return
+    positions = np.arange(snap.num_nodes, dtype=np.int64)
+    from_arrays = scoring.score_batch(fast, snap, positions).tolist()
+    assert from_arrays == scoring.score_batch(slow, snap, positions).tolist()
+    assert from_arrays == [scoring.score_node(slow, info.node) for info in snap.node_infos]
+    assert fast.empty == slow.empty

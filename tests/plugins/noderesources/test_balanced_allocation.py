@@ -263,3 +263,20 @@ def test_strategy_batch_floats_match_bit_for_bit(rows: list[list[tuple[int, int]
     allocatable = np.asarray([[a for _, a in row] for row in rows], dtype=np.int64)
     batch = BalancedStrategy().score_batch(requested, allocatable)
     assert batch.tolist() == [balanced_resource_score(requested[:, j].tolist(), allocatable[:, j].tolist()) for j in range(5)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(
+        st.lists(st.tuples(st.integers(0, 10**12), st.integers(1, 10**12)), min_size=5, max_size=5),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_strategy_batch_with_every_resource_positive_matches_bit_for_bit(rows: list[list[tuple[int, int]]]) -> None:
+    """`positive=True` (the two-resource form without masks) gives the reference's integers."""
+    requested = np.asarray([[r for r, _ in row] for row in rows], dtype=np.int64)
+    allocatable = np.asarray([[a for _, a in row] for row in rows], dtype=np.int64)
+    batch = BalancedStrategy().score_batch(requested, allocatable, positive=True)
+    assert batch.tolist() == [balanced_resource_score(requested[:, j].tolist(), allocatable[:, j].tolist()) for j in range(5)]
+    assert batch.tolist() == BalancedStrategy().score_batch(requested, allocatable).tolist()

@@ -155,3 +155,25 @@ def test_strategy_batch_matches_per_node(kind: str, weights: list[int], data: st
 def test_round_helper_agrees_with_math_on_ordinary_values() -> None:
     for value in np.linspace(-50, 50, 2001):
         assert go_round_float(float(value)) == int(math.copysign(math.floor(abs(value) + 0.5), value))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(sorted(STRATEGIES)),
+    weights=st.lists(st.integers(1, 100), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_strategy_batch_with_every_resource_positive_matches_per_node(
+    kind: str, weights: list[int], data: st.DataObject
+) -> None:
+    """`positive=True` (no allocatable entry is 0) drops the masks and changes no score."""
+    resources = [ResourceWeight(f"r{i}", w) for i, w in enumerate(weights)]
+    strategy = STRATEGIES[kind](resources)
+    width = data.draw(st.integers(1, 6))
+    rows = st.lists(st.lists(st.integers(0, 10**13), min_size=width, max_size=width), min_size=len(weights), max_size=len(weights))
+    requested = np.asarray(data.draw(rows), dtype=np.int64)
+    positive = st.lists(st.lists(st.integers(1, 10**13), min_size=width, max_size=width), min_size=len(weights), max_size=len(weights))
+    allocatable = np.asarray(data.draw(positive), dtype=np.int64)
+    batch = strategy.score_batch(requested, allocatable, positive=True).tolist()
+    assert batch == [strategy.score(requested[:, j].tolist(), allocatable[:, j].tolist()) for j in range(width)]
+    assert batch == strategy.score_batch(requested, allocatable).tolist()
