@@ -933,6 +933,11 @@ def explain(engine: Engine, namespace: str, name: str) -> dict[str, Any]:
     document = pod_manifest(pod)
     (document.get("spec") or {}).pop("nodeName", None)
     document.pop("status", None)
+    if pod.node_name:
+        # Run again now, a bound pod would meet its own requests on its node: its decision record
+        # (the history) says why it went there instead.
+        return {"pod": pod.key, "profile": pod.scheduler_name, "outcome": "Bound", "node": pod.node_name, "message": "",
+                "groups": [], "evaluation": None, "queue": None, "boundTo": pod.node_name, "manifest": document}
     pending = _whatif_record(engine, document, None)
     record, probe = pending
     failures = record.filter_failures()

@@ -129,16 +129,30 @@ def pod(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     why = _engine("explain", {"namespace": namespace, "name": name})
     key = f"{namespace}/{name}"
     history = list(Attempt.objects.filter(pod=key).order_by("-id").values("id", "at", "attempt", "outcome", "node", "nominated_node", "profile", "message")[:50])
-    rows = why["evaluation"]["topRows"]
+    if why["evaluation"] is not None:
+        rows, scores_title = why["evaluation"]["topRows"], "Top nodes now (weighted score per plugin)"
+    else:
+        rows, scores_title = decision_rows(key), "Top nodes when it was scheduled (normalized score per plugin, from its decision record)"
     context = {
         "why": why,
         "history": history,
         "scores": svg.render(charts.score_bars(rows), width=760) if rows else None,
+        "scores_title": scores_title,
         "manifest_yaml": yaml.safe_dump(why["manifest"], sort_keys=False),
         "profiles": call("stats")["profiles"],
         "is_operator": is_operator(request.user),
     }
     return page(request, "pages/pod.html", context)
+
+
+def decision_rows(pod_key: str, top: int = 10) -> list[dict[str, Any]]:
+    """The score rows of the pod's latest attempt that placed it, best first (empty if none kept)."""
+    last = Attempt.objects.filter(pod=pod_key, outcome="Scheduled").order_by("-id").first()
+    if last is None:
+        return []
+    table = (last.detail or {}).get("scoreTable") or {"plugins": [], "rows": []}
+    plugins = table["plugins"]
+    return [{"node": node, "total": total, "plugins": dict(zip(plugins, values, strict=True))} for node, total, values in table["rows"][:top]]
 
 
 def nodes(request: HttpRequest) -> HttpResponse:
