@@ -25,7 +25,10 @@ export function table(headers, rows) {
 // The DRF error body ({"field": ["message"]} or {"detail": "..."}) as one line naming the field.
 export function errorText(body) {
   if (!body || typeof body !== "object") return String(body);
-  return Object.entries(body).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(" ") : typeof v === "object" ? JSON.stringify(v) : v}`).join("; ");
+  return Object.entries(body).map(([k, v]) => {
+    const text = Array.isArray(v) ? v.join(" ") : typeof v === "object" ? JSON.stringify(v) : String(v);
+    return text.startsWith(k) ? text : `${k}: ${text}`;
+  }).join("; ");
 }
 
 // Send a request; resolves to {ok, status, body}. YAML bodies go as application/yaml.

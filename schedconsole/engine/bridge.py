@@ -730,13 +730,30 @@ def pending_page(engine: Engine, queue: str = "", query: str = "", offset: int =
 
 def first_failing(sched: Scheduler, profile: str, plugins: Iterable[str]) -> list[str]:
     """The rejecting plugins in the order the profile runs its filters (PreFilter ones first)."""
-    fwk = sched.profiles.get(profile)
     wanted = set(plugins)
+    if not wanted:
+        return []
+    fwk = sched.profiles.get(profile)
     if fwk is None:
         return sorted(wanted)
+    rank = _filter_rank(fwk)
+    return sorted(wanted, key=lambda p: (rank.get(p, len(rank)), p))
+
+
+def _filter_rank(fwk: Any) -> dict[str, int]:
+    """Plugin -> its position among the profile's PreFilter, Filter and Permit plugins (kept per framework)."""
+    hit = _RANKS.get(id(fwk))
+    if hit is not None and hit[0] is fwk:
+        return hit[1]
     order = [e.name for point in ("pre_filter", "filter", "permit") for e in fwk.points.get(point, [])]
-    ranked = [p for p in dict.fromkeys(order) if p in wanted]
-    return ranked + sorted(wanted - set(ranked))
+    rank = {name: i for i, name in enumerate(dict.fromkeys(order))}
+    if len(_RANKS) > 32:
+        _RANKS.clear()
+    _RANKS[id(fwk)] = (fwk, rank)
+    return rank
+
+
+_RANKS: dict[int, tuple[Any, dict[str, int]]] = {}
 
 
 def _loadaware_plugins(engine: Engine) -> dict[str, Any]:
@@ -1172,6 +1189,8 @@ def gangs(engine: Engine) -> dict[str, Any]:
             pod = by_key.get(key)
             row: dict[str, Any] = {"pod": key, "state": "bound" if key in (summary.get("boundChildren") or {}) else
                                    "waitingForBind" if key in (summary.get("waitingForBindChildren") or {}) else "pending"}
+            if pod is not None and pod.node_name:
+                row["node"] = pod.node_name
             if pod is not None and row["state"] == "pending":
                 info = sched.queue.info(pod.uid)
                 row["queue"] = sched.queue.where(pod.uid)

@@ -9,6 +9,7 @@ screenshot checked not to be blank (var/e2e-*.png; the README's small copies are
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.request
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ import pytest
 from tests.e2e.conftest import PASSWORD, Console, chromium
 
 SHOTS = Path(__file__).resolve().parents[2] / "var"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _api(console: Console, method: str, path: str, body: dict | None = None) -> Any:
@@ -51,6 +53,10 @@ def shoot(page: Any, name: str) -> Path:
     assert len(colours) > 50, f"{path.name} looks blank ({len(colours)} colours)"
     top = max(count for count, _ in colours)
     assert top < 0.97 * sum(count for count, _ in colours), f"{path.name} is one flat colour"
+    if os.getenv("SCHEDCONSOLE_DOCS_SHOTS"):  # refresh the README's small copies
+        with Image.open(path) as image:
+            small = image.convert("RGB").resize((910, 585), Image.Resampling.LANCZOS).quantize(colors=64)
+            small.save(DOCS / f"{name}.png", optimize=True)
     return path
 
 
