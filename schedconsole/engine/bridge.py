@@ -887,12 +887,40 @@ def node_page(engine: Engine, name: str) -> dict[str, Any]:
     services = json_route(engine, "/apis/v1/__services__")
     for label, route in (("numa", f"/apis/v1/plugins/NodeNUMAResource/availableCPUs/{name}"),
                          ("cpuTopology", f"/apis/v1/plugins/NodeNUMAResource/cpuTopologyOptions/{name}"),
+                         ("numaNode", f"/apis/v1/plugins/NodeNUMAResource/nodes/{name}"),
                          ("reservations", f"/apis/v1/plugins/Reservation/nodeReservations/{name}")):
         template = route.rsplit("/", 1)[0] + "/:nodeName"
         if template in (services or {}).get("GET", []):
             routes[label] = json_route(engine, route)
     detail["routes"] = routes
+    detail["numaMap"] = numa_map(routes.get("cpuTopology"), routes.get("numa"), (routes.get("numaNode") or {}).get("allocatedPods") or [])
     return detail
+
+
+def numa_map(options: Any, available: Any, allocated_pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per socket, per core, each CPU's state (`available`, `allocated`, `reserved`) and, for an
+    allocated one, the pods holding it, from NodeNUMAResource's `cpuTopologyOptions`,
+    `availableCPUs` and `nodes` answers; empty when the node reports no CPU topology."""
+    from scheduler.api.koordinator import parse_cpuset
+
+    topology = (options or {}).get("cpuTopology") or {}
+    details = topology.get("cpuDetails") or {}
+    if not details or not available:
+        return []
+    free = parse_cpuset(available.get("availableCPUs") or "")
+    reserved = parse_cpuset((options or {}).get("reservedCPUs") or "")
+    holders: dict[int, list[str]] = {}
+    for pod in allocated_pods:
+        for cpu in parse_cpuset(str(pod.get("cpuset") or "")):
+            holders.setdefault(cpu, []).append(f"{pod.get('namespace')}/{pod.get('name')}")
+    sockets: dict[int, dict[int, list[dict[str, Any]]]] = {}
+    for info in details.values():
+        cpu = int(info["cpuID"])
+        state = "reserved" if cpu in reserved else "available" if cpu in free else "allocated"
+        sockets.setdefault(int(info.get("socketID", 0)), {}).setdefault(int(info.get("coreID", 0)), []).append(
+            {"cpu": cpu, "state": state, "node": int(info.get("nodeID", 0)), "pods": holders.get(cpu, [])})
+    return [{"socket": sid, "cores": [{"core": cid, "cpus": sorted(cpus, key=lambda c: c["cpu"])} for cid, cpus in sorted(cores.items())]}
+            for sid, cores in sorted(sockets.items())]
 
 
 def json_route(engine: Engine, path: str) -> Any:

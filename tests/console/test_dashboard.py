@@ -227,3 +227,41 @@ def test_preemption_story_is_a_timeline() -> None:
     assert story["done"] and story["victims"] == ["batch/a", "batch/b"]
     waiting = preemption_story(nominating, [])
     assert not waiting["done"]
+
+
+NUMA_CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [{"name": "NodeNUMAResource"}]}}}],
+}
+
+
+def _nrt(name: str) -> dict[str, Any]:
+    """Two sockets of four cores with two hyperthreads each (CPUs 0-15)."""
+    import json
+
+    detail = [{"id": cpu, "core": cpu // 2 % 4, "socket": cpu // 8, "node": cpu // 8} for cpu in range(16)]
+    return {"apiVersion": "topology.node.k8s.io/v1alpha1", "kind": "NodeResourceTopology",
+            "metadata": {"name": name, "annotations": {"node.koordinator.sh/cpu-topology": json.dumps({"detail": detail})}},
+            "topologyPolicies": ["None"], "zones": []}
+
+
+def test_node_page_draws_the_numa_cpu_map(start_engine, operator) -> None:
+    host = start_engine([node("n1", cpu="16", memory="64Gi"), _nrt("n1")], NUMA_CONFIG)
+    lsr = pod("lsr", cpu="2", memory="1Gi")
+    lsr["metadata"]["labels"]["koordinator.sh/qosClass"] = "LSR"
+    lsr["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "2", "memory": "1Gi"}
+    _create(host, lsr)
+    assert call("pod", {"namespace": "default", "name": "lsr"})["node"] == "n1"
+    data = call("node_page", {"name": "n1"})
+    sockets = data["numaMap"]
+    assert [s["socket"] for s in sockets] == [0, 1] and all(len(s["cores"]) == 4 for s in sockets)
+    cpus = [c for s in sockets for core in s["cores"] for c in core["cpus"]]
+    allocated = [c for c in cpus if c["state"] == "allocated"]
+    assert len(cpus) == 16 and len(allocated) == 2
+    assert all(c["pods"] == ["default/lsr"] for c in allocated)
+    client = Client()
+    client.force_login(operator)
+    page = client.get("/nodes/n1/").content.decode()
+    assert page.count('class="cpu allocated"') == 2 + 1  # two CPUs and the legend
+    assert "default/lsr" in page
