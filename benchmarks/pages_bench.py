@@ -2,9 +2,10 @@
 
 Seeds a fresh console (SQLite, embedded engine) with N nodes in three zones (with NodeMetrics for
 LoadAwareScheduling), bound pods filling them to 40-100% CPU, M pending pods that cannot fit (5 CPU
-on 4-CPU nodes), a few preemptors and two gangs; waits until the engine has tried every pending pod
-once (their attempts are the history the overview charts; SCHEDCONSOLE_HISTORY_FILTER_NODES=100
-unless set), then requests each page `--repeat`
+on 4-CPU nodes; `--unschedulable` of them, 1000 by default, are tried by the engine, the rest wait in
+the gated queue behind a scheduling gate), a few more pods and two gangs; waits until the engine has
+tried every ungated pending pod once (their attempts are the history the overview charts;
+SCHEDCONSOLE_HISTORY_FILTER_NODES=100 unless set), then requests each page `--repeat`
 times in turn, logged in as a browser would be, and prints one JSON line per page (median and
 max milliseconds, bytes) and a summary line. Times are measured by the client on 127.0.0.1, so they
 include the local HTTP round trip (well under a millisecond). A benchmark, not a test.
@@ -41,7 +42,7 @@ CONFIG = {
 }
 
 
-def seed(nodes: int, pending: int) -> list[dict[str, Any]]:
+def seed(nodes: int, pending: int, unschedulable: int) -> list[dict[str, Any]]:
     """The cluster's documents."""
     docs: list[dict[str, Any]] = [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "urgent"}, "value": 1000},
@@ -63,7 +64,10 @@ def seed(nodes: int, pending: int) -> list[dict[str, Any]]:
         for j in range(2 + i % 4):
             docs.append(pod(f"bound-{i:05d}-{j}", "800m", nodeName=name))
     for i in range(pending):
-        docs.append(pod(f"pending-{i:05d}", "5", schedulerName="koordinator" if i % 2 else "default-scheduler"))
+        doc = pod(f"pending-{i:05d}", "5", schedulerName="koordinator" if i % 2 else "default-scheduler")
+        if i >= unschedulable:
+            doc["spec"]["schedulingGates"] = [{"name": "bench.schedconsole.io/hold"}]
+        docs.append(doc)
     for i in range(20):
         docs.append(pod(f"urgent-{i:02d}", "1500m", priorityClassName="urgent"))
     for gang, size, cpu in (("train-a", 4, "100m"), ("train-huge", 3, "20")):
@@ -77,7 +81,7 @@ def seed(nodes: int, pending: int) -> list[dict[str, Any]]:
 class Console:
     """A console subprocess over a fresh var dir holding the seeded cluster."""
 
-    def __init__(self, nodes: int, pending: int) -> None:
+    def __init__(self, nodes: int, pending: int, unschedulable: int) -> None:
         import socket
 
         with socket.socket() as s:
@@ -92,7 +96,7 @@ class Console:
                     "SCHEDCONSOLE_HISTORY_FILTER_NODES": os.getenv("SCHEDCONSOLE_HISTORY_FILTER_NODES", "100")}
         for key in ("REDIS_URL", "DATABASE_URL"):
             self.env.pop(key, None)
-        (self.var / "seed.json").write_text(json.dumps(seed(nodes, pending)))
+        (self.var / "seed.json").write_text(json.dumps(seed(nodes, pending, unschedulable)))
         (self.var / "config.json").write_text(json.dumps(CONFIG))
         code = ("import django, json; django.setup(); from django.core.management import call_command; call_command('migrate', verbosity=0); "
                 "from schedconsole.engine import bridge; from schedconsole.engine.store import save_documents; "
@@ -105,8 +109,29 @@ class Console:
         deadline = time.monotonic() + 300
         while f"Console: {self.url}/" not in (self.var / "console.log").read_text():
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()
                 raise RuntimeError((self.var / "console.log").read_text()[-3000:])
             time.sleep(0.5)
+        self.pending = min(pending, unschedulable)
+
+    def settle(self) -> float:
+        """Wait until the history holds an attempt for every pending pod and stops growing (read
+        from the database file: logging in while the store writes 10000 attempts meets SQLite's lock)."""
+        import sqlite3
+
+        started = time.monotonic()
+        last, same = -1, 0
+        while True:
+            with sqlite3.connect(f"file:{self.var / 'schedconsole.sqlite3'}?mode=ro", uri=True, timeout=30) as db:
+                count = db.execute("select count(*) from history_attempt").fetchone()[0]
+            same = same + 1 if count == last else 0
+            if count >= self.pending and same >= 3:
+                return time.monotonic() - started
+            last = count
+            time.sleep(2)
+
+    def login(self) -> None:
+        """A browser's session login."""
         jar = CookieJar()
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
         self.opener.open(self.url + "/accounts/login/").read()
@@ -150,14 +175,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pending", type=int, default=10000)
+    parser.add_argument("--unschedulable", type=int, default=1000, help="pending pods the engine tries (the rest wait behind a scheduling gate)")
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    console = Console(args.nodes, args.pending)
+    console = Console(args.nodes, args.pending, args.unschedulable)
     try:
-        started = time.monotonic()
-        while console.pending_active() > 0:
-            time.sleep(2)
-        print(json.dumps({"settled_seconds": round(time.monotonic() - started, 1)}), flush=True)
+        settled = console.settle()
+        console.login()
+        print(json.dumps({"settled_seconds": round(settled, 1), "pending_active": console.pending_active()}), flush=True)
         pending_pod = "/pods/bench/pending-00000/"
         pages = ["/overview/", "/", "/pods/", "/pods/?queue=unschedulable&offset=9000", "/pods/?q=pending-0999", pending_pod,
                  "/pods/bench/bound-00000-0/", "/nodes/", "/nodes/?sort=-cpu", "/nodes/?q=topology.kubernetes.io/zone=zone-b&sort=-memory&offset=1000",
@@ -185,7 +210,7 @@ def main() -> None:
             times = [console.send(method, path, body)[0] for _ in range(3)]
             print(json.dumps({"action": label, "median_ms": round(statistics.median(times), 1)}), flush=True)
         worst = max(rows, key=lambda r: r["median_ms"])
-        print(json.dumps({"nodes": args.nodes, "pending": args.pending, "pages": len(rows), "worst_page": worst["page"], "worst_median_ms": worst["median_ms"],
+        print(json.dumps({"nodes": args.nodes, "pending": args.pending, "unschedulable": args.unschedulable, "pages": len(rows), "worst_page": worst["page"], "worst_median_ms": worst["median_ms"],
                           "largest_bytes": max(r["bytes"] for r in rows)}))
     finally:
         console.stop()

@@ -351,10 +351,15 @@ class Engine:
         ]
 
     def find_pod(self, namespace: str, name: str) -> Pod:
-        """A live pod by namespace and name."""
-        for pod in self.cluster.pods.values():
-            if pod.namespace == namespace and pod.name == name:
+        """A live pod by namespace and name (through a key index, rebuilt when it misses)."""
+        index: dict[tuple[str, str], str] = self.extra.setdefault("pod_index", {})
+        for attempt in range(2):
+            pod = self.cluster.pods.get(index.get((namespace, name), ""))
+            if pod is not None and pod.namespace == namespace and pod.name == name:
                 return pod
+            if attempt == 0:
+                index.clear()
+                index.update({(p.namespace, p.name): uid for uid, p in self.cluster.pods.items()})
         raise NotFound(f"pods \"{name}\" not found in namespace {namespace}")
 
     def delete_pod(self, namespace: str, name: str) -> dict[str, Any]:
@@ -768,27 +773,22 @@ def _loadaware_plugins(engine: Engine) -> dict[str, Any]:
 
 def _loadaware_percent(engine: Engine, plugin: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Per node: the estimated usage percent per resource the plugin filters on (-1 where the node has
-    no reported NodeMetric: the filter lets it pass), and whether it has a metric."""
+    no reported NodeMetric: the filter lets it pass), and whether it has one. Read from the plugin's
+    arrays at once (the same values `existing_one` and `usage_percent` give node by node)."""
+    from scheduler.plugins.loadaware.plugin import _percent
+
     snap = engine.scheduler.snapshot
     names = list(plugin.names)
-    percent = np.full((snap.num_nodes, len(names)), -1, dtype=np.int64)
-    reported = np.zeros(snap.num_nodes, dtype=bool)
-    from scheduler.plugins.loadaware.plugin import usage_percent
-
-    for pos, info in enumerate(snap.node_infos[: snap.num_nodes]):
-        node = info.node
-        load = plugin.cache.nodes.get(node.name)
-        if load is None or load.metric is None or not load.metric.has_node_metric:
-            continue
-        existing = plugin.cache.existing_one(node.name, False, None)
-        if existing is None:
-            continue
-        alloc = plugin._allocatable(node)
-        reported[pos] = True
-        for i, total in enumerate(alloc):
-            if total > 0:
-                percent[pos, i] = usage_percent(int(existing[i]), int(total))
-    return names, percent, reported
+    n = snap.num_nodes
+    rows = plugin._row_index(snap)[:n]
+    cache = plugin.cache
+    known = rows > 0
+    reported = known & cache.has_metric[rows] & cache.has_node_metric[rows]
+    existing = cache.existing(rows, False, None)
+    alloc = plugin._node_tables(snap)[2][:n]
+    safe = np.where(alloc > 0, alloc, 1)
+    percent = np.where((alloc > 0) & reported[:, None], _percent(existing, safe), -1)
+    return names, percent.astype(np.int64), reported
 
 
 def _passing(percent: np.ndarray, names: list[str], thresholds: Mapping[str, int]) -> np.ndarray:
@@ -829,7 +829,7 @@ def overview(engine: Engine) -> dict[str, Any]:
             "reported": int(reported.sum()),
             "passing": int(_passing(percent, names, thresholds).sum()),
         }
-    waiting_gangs = []
+    waiting_gangs: list[dict[str, Any]] = []
     for fwk in sched.profiles.values():
         if "Coscheduling" not in fwk.plugins:
             continue
@@ -855,6 +855,13 @@ def overview(engine: Engine) -> dict[str, Any]:
         "gangsWaiting": waiting_gangs[:50],
         "stats": engine.stats(),
     }
+
+
+def nominated(engine: Engine, limit: int = 50) -> dict[str, Any]:
+    """Preemptors waiting for their victims to go: pods nominated to a node and not bound yet."""
+    rows = [{"pod": p.key, "node": p.nominated_node_name, "priority": p.effective_priority}
+            for p in engine.cluster.pods.values() if p.nominated_node_name and not p.node_name]
+    return {"count": len(rows), "results": rows[:limit]}
 
 
 def node_page(engine: Engine, name: str) -> dict[str, Any]:
@@ -997,12 +1004,8 @@ def explain(engine: Engine, namespace: str, name: str) -> dict[str, Any]:
     if "LoadAwareScheduling" in groups:
         groups["LoadAwareScheduling"]["advice"] = _loadaware_advice(engine, probe, document, failures)
     ordered = first_failing(engine.scheduler, record.profile, groups)
-    entry = record_json(record, ScoresSpec("top", 10))
-    entry["feasibleNodes"] = record.feasible_nodes
-    entry["numAllNodes"] = record.num_all_nodes
-    entry["topRows"] = record.top_rows(10)
-    entry["timings"] = {k: round(v * 1000, 3) for k, v in record.timings.items()}
-    entry.pop("filter", None)
+    entry = {"feasibleNodes": record.feasible_nodes, "numAllNodes": record.num_all_nodes, "topRows": record.top_rows(10),
+             "timings": {k: round(v * 1000, 3) for k, v in record.timings.items()}}
     return {"pod": pod.key, "profile": record.profile, "outcome": record.outcome, "node": record.node,
             "message": record.message, "groups": [groups[p] for p in ordered], "evaluation": entry,
             "queue": engine.scheduler.queue.where(pod.uid), "boundTo": pod.node_name or None, "manifest": document}
@@ -1114,7 +1117,7 @@ def _loadaware_advice(engine: Engine, pod: Pod, document: dict[str, Any], failur
 
 
 # ----- threshold preview ---------------------------------------------------------------------------------
-def threshold_preview(engine: Engine, document: dict[str, Any], profile: str, pods: list[str]) -> dict[str, Any]:
+def threshold_preview(engine: Engine, document: dict[str, Any], profile: str, pods: list[str], count_nodes: bool = True) -> dict[str, Any]:
     """What new LoadAware args (in `document`, a whole configuration) would change, before applying:
     nodes passing the usage thresholds now and after, and for each of `pods` (keys, newest first)
     the node the cycle picks now and with the new args. Nothing changes."""
@@ -1133,9 +1136,13 @@ def threshold_preview(engine: Engine, document: dict[str, Any], profile: str, po
     for name in sorted(fixed):
         if getattr(new_args, name) != getattr(running.args, name):
             raise BadInput(_camel(name), f"{_camel(name)} changes the plugin's estimates; the preview covers {', '.join(PREVIEW_FIELDS)} only (change it under Profiles)")
-    names, percent, reported = _loadaware_percent(engine, running)
-    before = _passing(percent, names, running.args.usage_thresholds)
-    after = _passing(percent, names, new_args.usage_thresholds)
+    nodes: dict[str, int] = {}
+    if count_nodes:
+        names, percent, reported = _loadaware_percent(engine, running)
+        before = _passing(percent, names, running.args.usage_thresholds)
+        after = _passing(percent, names, new_args.usage_thresholds)
+        nodes = {"total": len(before), "reported": int(reported.sum()), "passingNow": int(before.sum()), "passingAfter": int(after.sum()),
+                 "newlyPassing": int((after & ~before).sum()), "newlyFailing": int((before & ~after).sum())}
     changes = []
     moved = 0
     for key in pods[:100]:
@@ -1158,8 +1165,7 @@ def threshold_preview(engine: Engine, document: dict[str, Any], profile: str, po
         "profile": profile,
         "before": _args_json(running.args),
         "after": _args_json(new_args),
-        "nodes": {"total": len(before), "reported": int(reported.sum()), "passingNow": int(before.sum()), "passingAfter": int(after.sum()),
-                  "newlyPassing": int((after & ~before).sum()), "newlyFailing": int((before & ~after).sum())},
+        "nodes": nodes,
         "pods": changes,
         "podsChanged": moved,
     }

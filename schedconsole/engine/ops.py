@@ -112,12 +112,16 @@ def _compare_summary(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return bridge.compare_summary(engine, payload["pod"], list(payload.get("profiles") or []))
 
 
+def _nominated(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.nominated(engine)
+
+
 def _gangs(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return bridge.gangs(engine)
 
 
 def _threshold_preview(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
-    return bridge.threshold_preview(engine, payload["document"], payload["profile"], list(payload.get("pods") or []))
+    return bridge.threshold_preview(engine, payload["document"], payload["profile"], list(payload.get("pods") or []), bool(payload.get("nodes", True)))
 
 
 def _ping(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
@@ -151,4 +155,5 @@ OPS: dict[str, Op] = {
     "threshold_preview": _threshold_preview,
     "compare_summary": _compare_summary,
     "gangs": _gangs,
+    "nominated": _nominated,
 }

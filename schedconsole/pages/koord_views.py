@@ -40,8 +40,8 @@ def preemption(request: HttpRequest) -> HttpResponse:
     for attempt in found[offset : offset + PAGE_SIZE]:
         later = list(Attempt.objects.filter(uid=attempt.uid, id__gt=attempt.id).order_by("id").values("id", "at", "outcome", "node", "nominated_node", "message")[:10])
         stories.append(preemption_story(attempt, later))
-    overview = call("overview")
-    context = {"stories": stories, "pager": _pager(request, count, offset, PAGE_SIZE), "in_flight": overview["nominated"], "in_flight_count": overview["nominatedCount"]}
+    in_flight = call("nominated")
+    context = {"stories": stories, "pager": _pager(request, count, offset, PAGE_SIZE), "in_flight": in_flight["results"], "in_flight_count": in_flight["count"]}
     return page(request, "pages/preemption.html", context)
 
 

@@ -6,6 +6,8 @@ history comes from the database, charts from `charts` drawn by `svg`.
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from typing import Any
 from urllib.parse import urlencode
 
@@ -89,10 +91,28 @@ def attempt(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "pages/attempt.html", context)
 
 
+_recent: dict[str, Any] = {"last_id": 0, "rows": deque(maxlen=3000)}
+_recent_lock = threading.Lock()
+
+
 def recent_attempts(limit: int = 3000) -> list[tuple[Any, str, float]]:
-    """(at, outcome, seconds) of the newest attempts, for the throughput chart."""
-    rows = Attempt.objects.order_by("-id").values_list("at", "outcome", "detail__timings")[:limit]
-    return [(at, outcome, sum((timings or {}).values())) for at, outcome, timings in rows]
+    """(at, outcome, seconds) of the newest `limit` attempts, for the throughput chart. Reading an
+    attempt's timings parses its whole stored row, so each process keeps what it has read and asks
+    the database only for attempts newer than those."""
+    with _recent_lock:
+        rows: deque[tuple[Any, str, float]] = _recent["rows"]
+        newest = Attempt.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        if newest < _recent["last_id"]:  # history pruned or replaced: start over
+            rows.clear()
+            _recent["last_id"] = 0
+        fresh = Attempt.objects.filter(id__gt=_recent["last_id"]).order_by("-id").values_list("id", "at", "outcome", "detail__timings")[:limit]
+        got = list(fresh)[::-1]
+        if len(got) == limit:
+            rows.clear()
+        for pk, at, outcome, timings in got:
+            rows.append((at, outcome, sum((timings or {}).values())))
+            _recent["last_id"] = pk
+        return list(rows)[-limit:]
 
 
 def overview(request: HttpRequest) -> HttpResponse:

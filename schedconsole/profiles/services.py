@@ -79,7 +79,7 @@ def change_plugin_args(plugin: str, args: Any, profile: str | None, user: Any, d
     preview = {"plugin": plugin, "profiles": sorted(before), "before": before, "after": args, "document": document, "runs": names}
     if dry_run:
         if plugin == "LoadAwareScheduling" and profile is not None:
-            preview["preview"] = call("threshold_preview", {"document": document, "profile": profile, "pods": recent_pods(profile)})
+            preview["preview"] = threshold_preview(document, profile, recent_pods(profile))
         return {**preview, "dryRun": True}
     version = create(document, user, f"plugin args: {plugin} in {', '.join(sorted(before))}")
     activate(version, user)
@@ -87,6 +87,20 @@ def change_plugin_args(plugin: str, args: Any, profile: str | None, user: Any, d
         PluginArgsChange.objects.create(plugin=plugin, profile=name, before=old, after=args, version=version, author=_user(user))
     AuditEntry.objects.create(user=_name(user), action="plugin-args.apply", target=plugin, before=before, after={"args": args, "version": version.version})
     return {**preview, "dryRun": False, "version": version.version}
+
+
+PREVIEW_CHUNK = 10
+
+
+def threshold_preview(document: dict[str, Any], profile: str, pods: list[str]) -> dict[str, Any]:
+    """The engine's threshold preview, asked for PREVIEW_CHUNK pods at a time so the engine
+    schedules between the chunks instead of holding its loop for the whole preview."""
+    result: dict[str, Any] = call("threshold_preview", {"document": document, "profile": profile, "pods": pods[:PREVIEW_CHUNK]})
+    for start in range(PREVIEW_CHUNK, len(pods), PREVIEW_CHUNK):
+        more = call("threshold_preview", {"document": document, "profile": profile, "pods": pods[start : start + PREVIEW_CHUNK], "nodes": False})
+        result["pods"] += more["pods"]
+        result["podsChanged"] += more["podsChanged"]
+    return result
 
 
 def recent_pods(profile: str, limit: int = 100) -> list[str]:

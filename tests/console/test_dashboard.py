@@ -92,6 +92,13 @@ def test_why_names_the_loadaware_threshold_that_would_pass(loaded) -> None:
     assert call("plugin_args")["default-scheduler"]["LoadAwareScheduling"]["usageThresholds"]["cpu"] == 65
 
 
+def test_overview_reads_loadaware_estimates(loaded) -> None:
+    la = call("overview")["loadaware"]["default-scheduler"]
+    assert la["percent"]["cpu"] == [75, 25, 0] and la["thresholds"]["cpu"] == 65
+    assert la["reported"] == 3 and la["passing"] == 2
+    assert call("nominated") == {"count": 0, "results": []}
+
+
 def test_threshold_preview_counts_nodes_and_changes_nothing(loaded) -> None:
     _create(loaded, pod("mid", cpu="500m"))
     document = copy.deepcopy(LOADAWARE)
@@ -265,3 +272,14 @@ def test_node_page_draws_the_numa_cpu_map(start_engine, operator) -> None:
     page = client.get("/nodes/n1/").content.decode()
     assert page.count('class="cpu allocated"') == 2 + 1  # two CPUs and the legend
     assert "default/lsr" in page
+
+
+def test_threshold_preview_is_asked_in_chunks(loaded, monkeypatch) -> None:
+    from schedconsole.profiles import services
+
+    monkeypatch.setattr(services, "PREVIEW_CHUNK", 1)
+    document = copy.deepcopy(LOADAWARE)
+    document["profiles"][0]["pluginConfig"] = [{"name": "LoadAwareScheduling", "args": {"usageThresholds": {"cpu": 80}}}]
+    whole = call("threshold_preview", {"document": document, "profile": "default-scheduler", "pods": ["default/busy-a", "default/busy-b"]})
+    chunked = services.threshold_preview(document, "default-scheduler", ["default/busy-a", "default/busy-b"])
+    assert chunked == whole
