@@ -184,7 +184,7 @@ def main() -> None:
         console.login()
         print(json.dumps({"settled_seconds": round(settled, 1), "pending_active": console.pending_active()}), flush=True)
         pending_pod = "/pods/bench/pending-00000/"
-        pages = ["/overview/", "/", "/pods/", "/pods/?queue=unschedulable&offset=9000", "/pods/?q=pending-0999", pending_pod,
+        pages = ["/overview/", "/", "/pods/", "/pods/?offset=9000", "/pods/?queue=unschedulable&offset=900", "/pods/?q=pending-0999", pending_pod,
                  "/pods/bench/bound-00000-0/", "/nodes/", "/nodes/?sort=-cpu", "/nodes/?q=topology.kubernetes.io/zone=zone-b&sort=-memory&offset=1000",
                  "/nodes/node-00007/", "/gangs/", "/preemption/", "/profiles/", "/thresholds/", "/plugin-api/", "/attempts/1/"]
         timings: dict[str, list[float]] = {p: [] for p in pages}

@@ -55,7 +55,7 @@ def shoot(page: Any, name: str) -> Path:
     assert top < 0.97 * sum(count for count, _ in colours), f"{path.name} is one flat colour"
     if os.getenv("SCHEDCONSOLE_DOCS_SHOTS"):  # refresh the README's small copies
         with Image.open(path) as image:
-            small = image.convert("RGB").resize((910, 585), Image.Resampling.LANCZOS).quantize(colors=64)
+            small = image.convert("RGB").resize((840, 540), Image.Resampling.LANCZOS).quantize(colors=64)
             small.save(DOCS / f"{name}.png", optimize=True)
     return path
 
@@ -103,10 +103,14 @@ def test_pending_pod_why_and_whatif(console: Console, page: Any) -> None:
     result = page.locator("#whatif-result")
     expect(result.locator(".whatif-outcome")).to_contain_text("Scheduled", timeout=10000)
     expect(result.locator("table").first).to_contain_text("Unschedulable")  # the current spec, beside it
-    page.click("#compare-run")
-    expect(page.locator("#compare-result")).to_contain_text("Δ total", timeout=10000)
     page.locator("#whatif").scroll_into_view_if_needed()
     shoot(page, "pod-whatif")
+    # Compare needs scores: a request that many nodes can take.
+    editor.fill(editor.input_value().replace(f"cpu: {asked.group(1)}", "cpu: 500m"))
+    page.click("#compare-run")
+    expect(page.locator("#compare-result")).to_contain_text("Δ total", timeout=10000)
+    expect(page.locator("#compare-result table tbody tr").first).to_be_visible()
+    shoot(page, "pod-compare")
     # Nothing changed: the pod still waits with its original request.
     assert _api(console, "GET", "/api/pods/shop/big-0/")["requests"]["cpu"] == "6000"
 
