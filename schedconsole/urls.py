@@ -6,11 +6,25 @@ from django.urls import include, path, re_path
 
 from schedconsole.accounts.views import RateLimitedLoginView
 from schedconsole.api import koord
+from schedconsole.pages import config_views, koord_views
 from schedconsole.pages import views as pages
 
 urlpatterns = [
     path("", pages.live, name="live"),
     path("attempts/<int:pk>/", pages.attempt, name="attempt"),
+    path("overview/", pages.overview, name="overview"),
+    path("pods/", pages.pods, name="pods"),
+    path("pods/<str:namespace>/<str:name>/", pages.pod, name="pod"),
+    path("nodes/", pages.nodes, name="nodes"),
+    path("nodes/<str:name>/", pages.node, name="node"),
+    path("gangs/", koord_views.gangs, name="gangs"),
+    path("preemption/", koord_views.preemption, name="preemption"),
+    path("plugin-api/", koord_views.plugin_api, name="plugin-api"),
+    path("profiles/", config_views.profiles, name="profiles"),
+    path("profiles/diff/", config_views.profile_diff, name="profile-diff"),
+    path("profiles/apply/", config_views.profile_apply, name="profile-apply"),
+    path("profiles/<int:version>/activate/", config_views.profile_activate, name="profile-activate"),
+    path("thresholds/", config_views.thresholds, name="thresholds"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

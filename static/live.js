@@ -47,8 +47,11 @@ function addRow(msg) {
     el("td", {}, el("span", { class: `outcome ${msg.outcome}` }, msg.outcome)),
     el("td", {}, msg.node ?? "—"),
     el("td", {}, msg.feasibleNodes),
+    el("td", { class: "latency" }, latency(msg.timings)),
     el("td", {}, scoreTable(msg.scores)),
   );
+  tr.message = msg;
+  applySearch(tr);
   tr.addEventListener("click", () => openDetail(msg.pod, msg.at));
   tr.addEventListener("keydown", (e) => { if (e.key === "Enter") openDetail(msg.pod, msg.at); });
   tbody.prepend(tr);
@@ -57,9 +60,65 @@ function addRow(msg) {
   counts();
 }
 
+// Milliseconds per extension point, e.g. "Filter 0.4 · Score 0.9".
+function latency(timings) {
+  if (!timings) return "—";
+  return Object.entries(timings).map(([point, ms]) => `${point} ${ms}`).join(" · ");
+}
+
+// Hide rows whose pod and scored nodes do not contain the search text; within shown rows, hide
+// score rows of other nodes (a top-N table may hold thousands).
+function applySearch(tr) {
+  const text = $("search").value.trim();
+  const msg = tr.message;
+  if (!text) {
+    tr.hidden = false;
+    tr.querySelectorAll("table.mini tbody tr").forEach((r) => { r.hidden = false; });
+    return;
+  }
+  const podMatch = msg.pod.includes(text) || (msg.node ?? "").includes(text);
+  const nodeRows = [...tr.querySelectorAll("table.mini tbody tr")];
+  let nodeMatch = false;
+  nodeRows.forEach((r) => {
+    const hit = r.cells[0].textContent.includes(text);
+    nodeMatch ||= hit;
+    r.hidden = !hit && !podMatch;
+  });
+  tr.hidden = !podMatch && !nodeMatch;
+}
+
+function visibleMessages() {
+  return [...tbody.querySelectorAll("tr.attempt")].filter((tr) => !tr.hidden).map((tr) => tr.message);
+}
+
+function download(name, type, text) {
+  const a = el("a", { href: URL.createObjectURL(new Blob([text], { type })), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+function csvCell(v) {
+  const s = String(v ?? "");
+  return /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+// One CSV line per visible attempt and scored node (pod, node, total, then each plugin's score).
+function toCSV(messages) {
+  const plugins = [...new Set(messages.flatMap((m) => (m.scores ?? []).flatMap((s) => Object.keys(s.plugins))))];
+  const lines = [["at", "pod", "profile", "outcome", "node", "feasibleNodes", "scoredNode", "total", ...plugins].join(",")];
+  for (const m of messages) {
+    const rows = m.scores?.length ? m.scores : [null];
+    for (const s of rows) {
+      lines.push([m.at, m.pod, m.profile, m.outcome, m.node, m.feasibleNodes, s?.node, s?.total, ...plugins.map((p) => s?.plugins[p])].map(csvCell).join(","));
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
 function addMissed(count) {
   missed += count;
-  tbody.prepend(el("tr", { class: "missed" }, el("td", { colspan: "7" }, `${count} attempt(s) not shown: this page fell behind`)));
+  tbody.prepend(el("tr", { class: "missed" }, el("td", { colspan: "8" }, `${count} attempt(s) not shown: this page fell behind`)));
   counts();
 }
 
@@ -123,11 +182,18 @@ function connect() {
       if (paused) { held.push(msg); counts(); } else addRow(msg);
     } else if (msg.type === "missed") addMissed(msg.count);
   });
-  $("filter-form").onsubmit = (e) => {
-    e.preventDefault();
+  const sendFilter = () => {
     tbody.replaceChildren();
     ws.send(JSON.stringify({ type: "filter", profile: $("f-profile").value, namespace: $("f-namespace").value.trim(), pod: $("f-pod").value.trim() }));
   };
+  $("filter-form").onsubmit = (e) => { e.preventDefault(); sendFilter(); };
+  for (const tab of document.querySelectorAll("#profile-tabs button")) {
+    tab.onclick = () => {
+      document.querySelectorAll("#profile-tabs button").forEach((b) => b.setAttribute("aria-selected", String(b === tab)));
+      $("f-profile").value = tab.dataset.profile;
+      sendFilter();
+    };
+  }
 }
 
 $("topn-form").addEventListener("submit", async (e) => {
@@ -150,5 +216,9 @@ $("pause").addEventListener("click", () => {
   if (!paused) { held.forEach(addRow); held = []; }
   counts();
 });
+
+$("search").addEventListener("input", () => tbody.querySelectorAll("tr.attempt").forEach(applySearch));
+$("export-json").addEventListener("click", () => download("attempts.json", "application/json", JSON.stringify(visibleMessages(), null, 2)));
+$("export-csv").addEventListener("click", () => download("attempts.csv", "text/csv", toCSV(visibleMessages())));
 
 connect();

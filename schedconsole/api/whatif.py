@@ -45,3 +45,30 @@ class Compare(ConsoleAPIView):
         if not isinstance(profiles, list) or len(profiles) != 2 or not all(isinstance(p, str) for p in profiles):
             raise ValidationError({"profiles": [f"expected two profile names, got {profiles!r}"[:200]]})
         return Response(engine("compare", {"pod": _pod(data), "profiles": profiles}, field="pod"))
+
+
+class WhatIfDiff(ConsoleAPIView):
+    """What-if for an edited spec beside the original one, cut to what a page shows."""
+
+    permission_classes = (ViewerMayPost,)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        """Body `{"pod": Pod, "original"?: Pod, "profile"?: name}` → `{"result", "base", "diff"}`."""
+        data = request.data
+        return Response(engine("whatif_diff", {"pod": _pod(data), "original": data.get("original"), "profile": data.get("profile") or None}, field="pod"))
+
+
+class CompareSummary(ConsoleAPIView):
+    """Two profiles on one pod, cut to the nodes either ranks in its top 10."""
+
+    permission_classes = (ViewerMayPost,)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        """Body `{"pod": Pod, "profiles": [a, b]}` → both trimmed entries and per-node rows."""
+        data = request.data
+        profiles = data.get("profiles") if isinstance(data, dict) else None
+        if not isinstance(profiles, list) or len(profiles) != 2 or not all(isinstance(p, str) for p in profiles):
+            raise ValidationError({"profiles": [f"expected two profile names, got {profiles!r}"[:200]]})
+        return Response(engine("compare_summary", {"pod": _pod(data), "profiles": profiles}, field="pod"))

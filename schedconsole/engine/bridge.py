@@ -339,19 +339,27 @@ class Engine:
 
     def load_new(self, documents: list[Any], source: str) -> ClusterObjects:
         """Objects from an upload, resolved against the cluster's PriorityClasses."""
-        known = [
-            {"kind": "PriorityClass", "metadata": {"name": pc.name}, "value": pc.value, "globalDefault": pc.global_default, "preemptionPolicy": pc.preemption_policy}
-            for pc in self.cluster.priority_classes.values()
-        ]
-        objects = load_objects(documents, source, known)
+        objects = load_objects(documents, source, self._known_classes())
         self.check_new(objects)
         return objects
 
+    def _known_classes(self) -> list[dict[str, Any]]:
+        """The cluster's PriorityClasses as documents, for loading pods that name them."""
+        return [
+            {"kind": "PriorityClass", "metadata": {"name": pc.name}, "value": pc.value, "globalDefault": pc.global_default, "preemptionPolicy": pc.preemption_policy}
+            for pc in self.cluster.priority_classes.values()
+        ]
+
     def find_pod(self, namespace: str, name: str) -> Pod:
-        """A live pod by namespace and name."""
-        for pod in self.cluster.pods.values():
-            if pod.namespace == namespace and pod.name == name:
+        """A live pod by namespace and name (through a key index, rebuilt when it misses)."""
+        index: dict[tuple[str, str], str] = self.extra.setdefault("pod_index", {})
+        for attempt in range(2):
+            pod = self.cluster.pods.get(index.get((namespace, name), ""))
+            if pod is not None and pod.namespace == namespace and pod.name == name:
                 return pod
+            if attempt == 0:
+                index.clear()
+                index.update({(p.namespace, p.name): uid for uid, p in self.cluster.pods.items()})
         raise NotFound(f"pods \"{name}\" not found in namespace {namespace}")
 
     def delete_pod(self, namespace: str, name: str) -> dict[str, Any]:
@@ -444,7 +452,7 @@ class Engine:
         if document.get("kind") != "Pod":
             raise BadInput("pod.kind", f"expected kind Pod, got {document.get('kind')!r}")
         doc = with_defaults(document, "Pod")
-        objects = load_objects([doc], "pod")
+        objects = load_objects([doc], "pod", self._known_classes())
         pod = objects.pods[0]
         self._resolve_priority(pod)
         if pod.node_name:
@@ -587,8 +595,11 @@ def score_table(entry: dict[str, Any]) -> tuple[dict[str, dict[str, int]], dict[
 
 
 def live_message(record: AttemptRecord) -> dict[str, Any]:
-    """The websocket message of one attempt (DESIGN section 6)."""
-    return attempt_message(record)
+    """The websocket message of one attempt (DESIGN section 6), with the milliseconds each
+    extension point took (`timings`) for the live page's latency column."""
+    message = attempt_message(record)
+    message["timings"] = {point: round(seconds * 1000, 3) for point, seconds in record.timings.items()}
+    return message
 
 
 def record_key(record: AttemptRecord) -> tuple[str, int, float]:
@@ -634,3 +645,604 @@ def build_check(document: Any) -> list[str]:
     cluster = SimulatedCluster(clock=Clock())
     scheduler = Engine._new_scheduler(config, cluster, None, 0, False, None)
     return list(scheduler.profiles)
+
+
+# ----- dashboard reads -------------------------------------------------------------------------------
+# What the console's pages show, computed on the engine thread from the snapshot's arrays, paged
+# here so no answer carries the whole cluster (5000 nodes, 10000 pending pods).
+PAGE_LIMIT_MAX = 200
+NODE_SORTS = ("name", "cpu", "memory", "pods")
+PREVIEW_FIELDS = ("usageThresholds", "prodUsageThresholds", "resourceWeights", "dominantResourceWeight")
+_preview_versions = iter(range(-1, -(2**62), -1))
+
+
+def _utilization(engine: Engine) -> dict[str, np.ndarray]:
+    """requested / allocatable per node for cpu, memory and pods (0 where nothing is allocatable)."""
+    snap = engine.scheduler.snapshot
+    n = snap.num_nodes
+    out: dict[str, np.ndarray] = {}
+    for res in ("cpu", "memory"):
+        col = snap.column(res)
+        if col is None:
+            out[res] = np.zeros(n)
+            continue
+        alloc, req = snap.allocatable[:n, col], snap.requested[:n, col]
+        out[res] = np.divide(req, alloc, out=np.zeros(n), where=alloc > 0)
+    out["pods"] = np.divide(snap.pod_count[:n], snap.allowed_pods[:n], out=np.zeros(n), where=snap.allowed_pods[:n] > 0)
+    return out
+
+
+def nodes_page(engine: Engine, query: str = "", sort: str = "name", offset: int = 0, limit: int = 50) -> dict[str, Any]:
+    """One page of nodes: `query` is a name substring or `key=value` label terms (all must hold);
+    `sort` one of NODE_SORTS, `-` first for descending (by utilization for resources)."""
+    snap = engine.scheduler.snapshot
+    names = snap.names[: snap.num_nodes]
+    keep = np.ones(len(names), dtype=bool)
+    for term in query.split():
+        if "=" in term:
+            key, _, value = term.partition("=")
+            codes, values = snap.label_codes(key)
+            code = values.get(value)
+            keep &= (codes[: len(names)] == code) if code is not None else False
+        else:
+            keep &= np.fromiter((term in name for name in names), dtype=bool, count=len(names))
+    positions = np.flatnonzero(keep)
+    descending, key = sort.startswith("-"), sort.lstrip("-")
+    if key not in NODE_SORTS:
+        raise BadInput("sort", f"unknown sort {sort!r}; valid: {', '.join(NODE_SORTS)} (prefix - for descending)")
+    if key == "name":
+        order = sorted(positions.tolist(), key=names.__getitem__, reverse=descending)
+    else:
+        used = _utilization(engine)[key][positions]
+        idx = np.argsort(-used if descending else used, kind="stable")
+        order = positions[idx].tolist()
+    limit = max(1, min(int(limit), PAGE_LIMIT_MAX))
+    offset = max(0, int(offset))
+    rows = [_node_summary_with_use(engine, pos) for pos in order[offset : offset + limit]]
+    return {"count": len(order), "offset": offset, "limit": limit, "results": rows}
+
+
+def _node_summary_with_use(engine: Engine, pos: int) -> dict[str, Any]:
+    row = engine._node_summary(pos)
+    row["used"] = {res: round(row["requested"][res] / row["allocatable"][res], 4) if row["allocatable"].get(res) else 0.0 for res in ("cpu", "memory", "pods")}
+    return row
+
+
+def pending_page(engine: Engine, queue: str = "", query: str = "", offset: int = 0, limit: int = 50) -> dict[str, Any]:
+    """One page of pending pods (optionally of one queue, or whose key holds `query`), with why each waits."""
+    sched = engine.scheduler
+    q = sched.queue
+    keys = []
+    for pod in engine.cluster.pods.values():
+        where = q.where(pod.uid)
+        if where not in ("active", "backoff", "unschedulable", "gated") or (queue and where != queue):
+            continue
+        if query and query not in pod.key:
+            continue
+        keys.append(pod)
+    limit = max(1, min(int(limit), PAGE_LIMIT_MAX))
+    offset = max(0, int(offset))
+    rows = []
+    for pod in keys[offset : offset + limit]:
+        info = q.info(pod.uid)
+        row = pod_summary(pod, q.where(pod.uid))
+        row["key"] = pod.key
+        row["attempts"] = info.attempts if info else 0
+        row["plugins"] = first_failing(sched, pod.scheduler_name, info.unschedulable_plugins | info.pending_plugins) if info else []
+        rows.append(row)
+    return {"count": len(keys), "offset": offset, "limit": limit, "results": rows}
+
+
+def first_failing(sched: Scheduler, profile: str, plugins: Iterable[str]) -> list[str]:
+    """The rejecting plugins in the order the profile runs its filters (PreFilter ones first)."""
+    wanted = set(plugins)
+    if not wanted:
+        return []
+    fwk = sched.profiles.get(profile)
+    if fwk is None:
+        return sorted(wanted)
+    rank = _filter_rank(fwk)
+    return sorted(wanted, key=lambda p: (rank.get(p, len(rank)), p))
+
+
+def _filter_rank(fwk: Any) -> dict[str, int]:
+    """Plugin -> its position among the profile's PreFilter, Filter and Permit plugins (kept per framework)."""
+    hit = _RANKS.get(id(fwk))
+    if hit is not None and hit[0] is fwk:
+        return hit[1]
+    order = [e.name for point in ("pre_filter", "filter", "permit") for e in fwk.points.get(point, [])]
+    rank = {name: i for i, name in enumerate(dict.fromkeys(order))}
+    if len(_RANKS) > 32:
+        _RANKS.clear()
+    _RANKS[id(fwk)] = (fwk, rank)
+    return rank
+
+
+_RANKS: dict[int, tuple[Any, dict[str, int]]] = {}
+
+
+def _loadaware_plugins(engine: Engine) -> dict[str, Any]:
+    """The running LoadAwareScheduling plugin of each profile that enables it."""
+    out = {}
+    for name, fwk in engine.scheduler.profiles.items():
+        plugin = fwk.plugins.get("LoadAwareScheduling")
+        if plugin is not None:
+            out[name] = plugin
+    return out
+
+
+def _loadaware_percent(engine: Engine, plugin: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Per node: the estimated usage percent per resource the plugin filters on (-1 where the node has
+    no reported NodeMetric: the filter lets it pass), and whether it has one. Read from the plugin's
+    arrays at once (the same values `existing_one` and `usage_percent` give node by node)."""
+    from scheduler.plugins.loadaware.plugin import _percent
+
+    snap = engine.scheduler.snapshot
+    names = list(plugin.names)
+    n = snap.num_nodes
+    rows = plugin._row_index(snap)[:n]
+    cache = plugin.cache
+    known = rows > 0
+    reported = known & cache.has_metric[rows] & cache.has_node_metric[rows]
+    existing = cache.existing(rows, False, None)
+    alloc = plugin._node_tables(snap)[2][:n]
+    safe = np.where(alloc > 0, alloc, 1)
+    percent = np.where((alloc > 0) & reported[:, None], _percent(existing, safe), -1)
+    return names, percent.astype(np.int64), reported
+
+
+def _passing(percent: np.ndarray, names: list[str], thresholds: Mapping[str, int]) -> np.ndarray:
+    """Nodes whose estimated usage stays within every non-zero threshold."""
+    ok = np.ones(len(percent), dtype=bool)
+    for i, res in enumerate(names):
+        limit = int(thresholds.get(res, 0) or 0)
+        if limit > 0:
+            ok &= percent[:, i] <= limit
+    return ok
+
+
+def overview(engine: Engine) -> dict[str, Any]:
+    """What the Overview page shows: utilization per node and resource, LoadAware estimates against
+    thresholds, pending pods by queue and by first rejecting plugin, preemptions and gangs."""
+    sched = engine.scheduler
+    snap = sched.snapshot
+    use = _utilization(engine)
+    by_plugin: dict[str, int] = {}
+    nominated = []
+    for pod in engine.cluster.pods.values():
+        where = sched.queue.where(pod.uid)
+        if where == "unschedulable" or where == "backoff":
+            info = sched.queue.info(pod.uid)
+            ranked = first_failing(sched, pod.scheduler_name, info.unschedulable_plugins | info.pending_plugins) if info else []
+            key = ranked[0] if ranked else "(none recorded)"
+            by_plugin[key] = by_plugin.get(key, 0) + 1
+        if pod.nominated_node_name and not pod.node_name:
+            nominated.append({"pod": pod.key, "node": pod.nominated_node_name, "priority": pod.effective_priority})
+    loadaware = {}
+    for profile, plugin in _loadaware_plugins(engine).items():
+        names, percent, reported = _loadaware_percent(engine, plugin)
+        thresholds = dict(plugin.args.usage_thresholds)
+        loadaware[profile] = {
+            "resources": names,
+            "thresholds": thresholds,
+            "percent": {res: percent[:, i].tolist() for i, res in enumerate(names)},
+            "reported": int(reported.sum()),
+            "passing": int(_passing(percent, names, thresholds).sum()),
+        }
+    waiting_gangs: list[dict[str, Any]] = []
+    for fwk in sched.profiles.values():
+        if "Coscheduling" not in fwk.plugins:
+            continue
+        status, _, body = engine.dispatch("GET", "/apis/v1/plugins/Coscheduling/gangs", b"", {})
+        if status == 200:
+            import json
+
+            for name, gang in json.loads(body).items():
+                bound = len(gang.get("boundChildren") or {})
+                if bound < int(gang.get("minRequiredNumber") or 0):
+                    waiting_gangs.append({"gang": name, "bound": bound, "min": gang["minRequiredNumber"],
+                                          "waitingForBind": len(gang.get("waitingForBindChildren") or {}), "total": gang.get("totalChildrenNum")})
+        break
+    return {
+        "nodes": snap.names[: snap.num_nodes],
+        "utilization": {res: np.round(values, 4).tolist() for res, values in use.items()},
+        "loadaware": loadaware,
+        "queue": sched.queue.pending(),
+        "pendingByPlugin": dict(sorted(by_plugin.items(), key=lambda kv: -kv[1])),
+        "nominated": nominated[:50],
+        "nominatedCount": len(nominated),
+        "waitingPermit": len(sched.waiting),
+        "gangsWaiting": waiting_gangs[:50],
+        "stats": engine.stats(),
+    }
+
+
+def nominated(engine: Engine, limit: int = 50) -> dict[str, Any]:
+    """Preemptors waiting for their victims to go: pods nominated to a node and not bound yet."""
+    rows = [{"pod": p.key, "node": p.nominated_node_name, "priority": p.effective_priority}
+            for p in engine.cluster.pods.values() if p.nominated_node_name and not p.node_name]
+    return {"count": len(rows), "results": rows[:limit]}
+
+
+def node_page(engine: Engine, name: str) -> dict[str, Any]:
+    """One node for its page: the summary, NodeInfo, its pods, the LoadAware estimate per profile,
+    and the Koordinator routes' answers about it (NUMA, reservations) where a profile runs them."""
+    detail = engine.node_detail(name)
+    pos = engine.scheduler.snapshot.position[name]
+    detail["used"] = _node_summary_with_use(engine, pos)["used"]
+    info = engine.scheduler.snapshot.get(name)
+    assert info is not None
+    detail["pods"] = [pod_summary(p.pod) for p in info.pods][:500]
+    detail["podCount"] = len(info.pods)
+    detail["loadaware"] = {}
+    from scheduler.plugins.loadaware.plugin import usage_percent
+
+    for profile, plugin in _loadaware_plugins(engine).items():
+        node = info.node
+        existing = plugin.cache.existing_one(name, False, None)
+        alloc = plugin._allocatable(node)
+        load = plugin.cache.nodes.get(name)
+        metric = load.metric if load is not None else None
+        rows = []
+        for i, res in enumerate(plugin.names):
+            est = int(existing[i]) if existing is not None else None
+            rows.append({"resource": res, "allocatable": int(alloc[i]), "estimated": est,
+                         "percent": usage_percent(est, int(alloc[i])) if est is not None and alloc[i] else None,
+                         "threshold": int(plugin.args.usage_thresholds.get(res, 0) or 0)})
+        detail["loadaware"][profile] = {"reported": bool(metric is not None and metric.has_node_metric), "resources": rows}
+    routes = {}
+    services = json_route(engine, "/apis/v1/__services__")
+    for label, route in (("numa", f"/apis/v1/plugins/NodeNUMAResource/availableCPUs/{name}"),
+                         ("cpuTopology", f"/apis/v1/plugins/NodeNUMAResource/cpuTopologyOptions/{name}"),
+                         ("numaNode", f"/apis/v1/plugins/NodeNUMAResource/nodes/{name}"),
+                         ("reservations", f"/apis/v1/plugins/Reservation/nodeReservations/{name}")):
+        template = route.rsplit("/", 1)[0] + "/:nodeName"
+        if template in (services or {}).get("GET", []):
+            routes[label] = json_route(engine, route)
+    detail["routes"] = routes
+    detail["numaMap"] = numa_map(routes.get("cpuTopology"), routes.get("numa"), (routes.get("numaNode") or {}).get("allocatedPods") or [])
+    return detail
+
+
+def numa_map(options: Any, available: Any, allocated_pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per socket, per core, each CPU's state (`available`, `allocated`, `reserved`) and, for an
+    allocated one, the pods holding it, from NodeNUMAResource's `cpuTopologyOptions`,
+    `availableCPUs` and `nodes` answers; empty when the node reports no CPU topology."""
+    from scheduler.api.koordinator import parse_cpuset
+
+    topology = (options or {}).get("cpuTopology") or {}
+    details = topology.get("cpuDetails") or {}
+    if not details or not available:
+        return []
+    free = parse_cpuset(available.get("availableCPUs") or "")
+    reserved = parse_cpuset((options or {}).get("reservedCPUs") or "")
+    holders: dict[int, list[str]] = {}
+    for pod in allocated_pods:
+        for cpu in parse_cpuset(str(pod.get("cpuset") or "")):
+            holders.setdefault(cpu, []).append(f"{pod.get('namespace')}/{pod.get('name')}")
+    sockets: dict[int, dict[int, list[dict[str, Any]]]] = {}
+    for info in details.values():
+        cpu = int(info["cpuID"])
+        state = "reserved" if cpu in reserved else "available" if cpu in free else "allocated"
+        sockets.setdefault(int(info.get("socketID", 0)), {}).setdefault(int(info.get("coreID", 0)), []).append(
+            {"cpu": cpu, "state": state, "node": int(info.get("nodeID", 0)), "pods": holders.get(cpu, [])})
+    return [{"socket": sid, "cores": [{"core": cid, "cpus": sorted(cpus, key=lambda c: c["cpu"])} for cid, cpus in sorted(cores.items())]}
+            for sid, cores in sorted(sockets.items())]
+
+
+def json_route(engine: Engine, path: str) -> Any:
+    """A Koordinator GET route's JSON answer (None when it refuses)."""
+    import json
+
+    status, _, body = engine.dispatch("GET", path, b"", {})
+    return json.loads(body) if status == 200 else None
+
+
+# ----- why a pod waits, and the smallest change that would let it fit -----------------------------------
+def _amount(resource: str, value: int) -> str:
+    """A request amount as a person writes it: cpu in millicores, memory in Mi/Gi."""
+    if resource == "cpu":
+        return f"{value // 1000}" if value % 1000 == 0 else f"{value}m"
+    if resource in ("memory", "ephemeral-storage"):
+        for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+            if value >= size and value % size == 0:
+                return f"{value // size}{unit}"
+        mi = -(-value // (1 << 20))
+        return f"{mi}Mi"
+    return str(value)
+
+
+def _with_request(document: dict[str, Any], resource: str, cut: int) -> dict[str, Any] | None:
+    """A copy of a pod document asking for `cut` less of `resource` (taken from its containers,
+    largest request first); None when it asks for too little to take that much."""
+    import copy
+
+    from scheduler.api.quantity import milli_value, value
+
+    doc = copy.deepcopy(document)
+    read = milli_value if resource == "cpu" else value
+    containers = (doc.get("spec") or {}).get("containers") or []
+    left = cut
+    for c in sorted(containers, key=lambda c: -read(((c.get("resources") or {}).get("requests") or {}).get(resource, "0"))):
+        requests = (c.setdefault("resources", {})).setdefault("requests", {})
+        have = read(requests.get(resource, "0"))
+        take = min(have, left)
+        if take:
+            requests[resource] = _amount(resource, have - take)
+            limits = c["resources"].get("limits") or {}
+            limits.pop(resource, None)
+            left -= take
+        if left == 0:
+            return doc
+    return None
+
+
+def explain(engine: Engine, namespace: str, name: str) -> dict[str, Any]:
+    """Why a pod does not fit, from the real scheduling cycle run now with no side effects: the
+    rejecting plugins in plain words, and for NodeResourcesFit and LoadAwareScheduling the smallest
+    change that would let it fit, checked by running the cycle again on the changed spec."""
+    pod = engine.find_pod(namespace, name)
+    document = pod_manifest(pod)
+    (document.get("spec") or {}).pop("nodeName", None)
+    document.pop("status", None)
+    if pod.node_name:
+        # Run again now, a bound pod would meet its own requests on its node: its decision record
+        # (the history) says why it went there instead.
+        return {"pod": pod.key, "profile": pod.scheduler_name, "outcome": "Bound", "node": pod.node_name, "message": "",
+                "groups": [], "evaluation": None, "queue": None, "boundTo": pod.node_name, "manifest": document}
+    pending = _whatif_record(engine, document, None)
+    record, probe = pending
+    failures = record.filter_failures()
+    groups: dict[str, dict[str, Any]] = {}
+    for _node, failure in failures.items():
+        group = groups.setdefault(failure["plugin"], {"plugin": failure["plugin"], "nodes": 0, "reasons": {}, "advice": []})
+        group["nodes"] += 1
+        for reason in failure["reasons"] or [failure["code"]]:
+            group["reasons"][reason] = group["reasons"].get(reason, 0) + 1
+    if "NodeResourcesFit" in groups:
+        groups["NodeResourcesFit"]["advice"] = _fit_advice(engine, probe, document, failures)
+    if "LoadAwareScheduling" in groups:
+        groups["LoadAwareScheduling"]["advice"] = _loadaware_advice(engine, probe, document, failures)
+    ordered = first_failing(engine.scheduler, record.profile, groups)
+    entry = {"feasibleNodes": record.feasible_nodes, "numAllNodes": record.num_all_nodes, "topRows": record.top_rows(10),
+             "timings": {k: round(v * 1000, 3) for k, v in record.timings.items()}}
+    return {"pod": pod.key, "profile": record.profile, "outcome": record.outcome, "node": record.node,
+            "message": record.message, "groups": [groups[p] for p in ordered], "evaluation": entry,
+            "queue": engine.scheduler.queue.where(pod.uid), "boundTo": pod.node_name or None, "manifest": document}
+
+
+def _whatif_record(engine: Engine, document: Any, profile: str | None, loadaware_args: Any = None) -> tuple[AttemptRecord, Pod]:
+    """Evaluate a pod document on the current snapshot (optionally with other LoadAware args)."""
+    pod = engine._whatif_pod(document)
+    name = profile or pod.scheduler_name
+    if name not in engine.scheduler.profiles:
+        raise BadInput("profile", f"unknown profile {name!r}; known: {', '.join(sorted(engine.scheduler.profiles))}")
+    if loadaware_args is None:
+        return engine.scheduler.evaluate(pod, name), pod
+    plugin = engine.scheduler.profiles[name].plugins.get("LoadAwareScheduling")
+    with _loadaware_args(plugin, loadaware_args):
+        return engine.scheduler.evaluate(pod, name), pod
+
+
+class _loadaware_args:
+    """Run the enclosed cycles with other LoadAware thresholds and weights, then put the running
+    ones back. Only fields that do not change the plugin's estimates may differ (PREVIEW_FIELDS)."""
+
+    def __init__(self, plugin: Any, args: Any) -> None:
+        self.plugin, self.args = plugin, args
+
+    def __enter__(self) -> None:
+        p = self.plugin
+        if p is None:
+            return
+        self.saved = (p.args, p.args_version, p.base_profile, p.score_weights)
+        p.args, p.args_version = self.args, next(_preview_versions)
+        p._configure(self.args)
+
+    def __exit__(self, *exc: object) -> None:
+        p = self.plugin
+        if p is not None:
+            p.args, p.args_version, p.base_profile, p.score_weights = self.saved
+
+
+def _checked(record: AttemptRecord) -> str:
+    """What running the cycle on the changed spec showed."""
+    if record.node:
+        return f" (checked: the cycle would place it on {record.node})"
+    plugins = sorted({f["plugin"] for f in record.filter_failures().values()})
+    return f" (checked: still rejected, by {', '.join(plugins) or 'the scheduler'})"
+
+
+def _fit_advice(engine: Engine, pod: Pod, document: dict[str, Any], failures: dict[str, dict[str, Any]]) -> list[str]:
+    snap = engine.scheduler.snapshot
+    wanted = snap.pod_vector(pod)
+    out = []
+    for res in ("cpu", "memory", "ephemeral-storage"):
+        reason = f"Insufficient {res}"
+        only = [n for n, f in failures.items() if f["plugin"] == "NodeResourcesFit" and f["reasons"] == [reason]]
+        col = snap.column(res)
+        if not only or col is None:
+            continue
+        positions = np.array([snap.position[n] for n in only], dtype=np.int64)
+        free = snap.allocatable[positions, col] - snap.requested[positions, col]
+        asked = int(wanted[col])
+        short = asked - int(free.max())
+        target = asked - short
+        if short <= 0 or target <= 0:
+            continue
+        count = int((free >= target).sum())
+        line = f"needs {_amount(res, short)} more {res.upper() if res == 'cpu' else res}: {count} node(s) would fit if it asked for {_amount(res, target)}"
+        changed = _with_request(document, res, short)
+        if changed is not None:
+            record, _ = _whatif_record(engine, changed, pod.scheduler_name)
+            line += _checked(record)
+        out.append(line)
+    return out
+
+
+def _loadaware_advice(engine: Engine, pod: Pod, document: dict[str, Any], failures: dict[str, dict[str, Any]]) -> list[str]:
+    import dataclasses
+
+    from scheduler.plugins.loadaware.cache import estimate_pod, to_vec
+    from scheduler.plugins.loadaware.plugin import usage_percent
+
+    plugin = engine.scheduler.profiles[pod.scheduler_name].plugins.get("LoadAwareScheduling")
+    if plugin is None:
+        return []
+    incoming = to_vec(plugin.names, estimate_pod(pod, plugin.args))
+    out = []
+    rejected = [n for n, f in failures.items() if f["plugin"] == "LoadAwareScheduling"]
+    for i, res in enumerate(plugin.names):
+        reason = f"node(s) {res} usage exceed threshold"
+        nodes = [n for n in rejected if failures[n]["reasons"] == [reason]]
+        if not nodes:
+            continue
+        needed = []
+        for n in nodes:
+            existing = plugin.cache.existing_one(n, False, None)
+            alloc = plugin._allocatable(engine.cluster.nodes[n])
+            if existing is not None and alloc[i]:
+                needed.append(usage_percent(int(existing[i]) + int(incoming[i]), int(alloc[i])))
+        if not needed:
+            continue
+        now = int(plugin.args.usage_thresholds.get(res, 0))
+        target = min(100, -(-min(needed) // 5) * 5)
+        count = sum(1 for v in needed if v <= target)
+        line = f"{len(rejected)} node(s) rejected by LoadAwareScheduling: {count} would pass at a {res} threshold of {target}% (now {now}%)"
+        args = dataclasses.replace(plugin.args, usage_thresholds={**plugin.args.usage_thresholds, res: target})
+        record, _ = _whatif_record(engine, document, pod.scheduler_name, args)
+        line += _checked(record)
+        out.append(line)
+    return out
+
+
+# ----- threshold preview ---------------------------------------------------------------------------------
+def threshold_preview(engine: Engine, document: dict[str, Any], profile: str, pods: list[str], count_nodes: bool = True) -> dict[str, Any]:
+    """What new LoadAware args (in `document`, a whole configuration) would change, before applying:
+    nodes passing the usage thresholds now and after, and for each of `pods` (keys, newest first)
+    the node the cycle picks now and with the new args. Nothing changes."""
+    import dataclasses
+
+    config = check_config(document)
+    entry = next((p for p in config.profiles if p.scheduler_name == profile), None)
+    if entry is None:
+        raise BadInput("profile", f"unknown profile {profile!r}")
+    new_args = entry.plugin_config.get("LoadAwareScheduling")
+    plugin = engine.scheduler.profiles.get(profile, None)
+    running = plugin.plugins.get("LoadAwareScheduling") if plugin is not None else None
+    if running is None or new_args is None:
+        raise BadInput("profile", f"profile {profile!r} does not run LoadAwareScheduling")
+    fixed = {f.name for f in dataclasses.fields(new_args)} - {"usage_thresholds", "prod_usage_thresholds", "resource_weights", "dominant_resource_weight"}
+    for name in sorted(fixed):
+        if getattr(new_args, name) != getattr(running.args, name):
+            raise BadInput(_camel(name), f"{_camel(name)} changes the plugin's estimates; the preview covers {', '.join(PREVIEW_FIELDS)} only (change it under Profiles)")
+    nodes: dict[str, int] = {}
+    if count_nodes:
+        names, percent, reported = _loadaware_percent(engine, running)
+        before = _passing(percent, names, running.args.usage_thresholds)
+        after = _passing(percent, names, new_args.usage_thresholds)
+        nodes = {"total": len(before), "reported": int(reported.sum()), "passingNow": int(before.sum()), "passingAfter": int(after.sum()),
+                 "newlyPassing": int((after & ~before).sum()), "newlyFailing": int((before & ~after).sum())}
+    changes = []
+    moved = 0
+    for key in pods[:100]:
+        namespace, _, pod_name = key.partition("/")
+        try:
+            pod = engine.find_pod(namespace, pod_name)
+        except NotFound:
+            continue
+        if pod.scheduler_name != profile:
+            continue
+        doc = pod_manifest(pod)
+        (doc.get("spec") or {}).pop("nodeName", None)
+        doc.pop("status", None)
+        now, _ = _whatif_record(engine, doc, profile)
+        then, _ = _whatif_record(engine, doc, profile, new_args)
+        moved += now.node != then.node
+        changes.append({"pod": key, "boundTo": pod.node_name or None, "now": now.node, "after": then.node,
+                        "feasibleNow": now.feasible_nodes, "feasibleAfter": then.feasible_nodes})
+    return {
+        "profile": profile,
+        "before": _args_json(running.args),
+        "after": _args_json(new_args),
+        "nodes": nodes,
+        "pods": changes,
+        "podsChanged": moved,
+    }
+
+
+def whatif_diff(engine: Engine, document: Any, original: Any, profile: str | None) -> dict[str, Any]:
+    """What-if for an edited spec next to the pod's current spec: both entries and what changed."""
+    edited = engine.whatif(document, profile)
+    base = engine.whatif(original, profile) if original is not None else None
+    out: dict[str, Any] = {"result": _trim(edited), "base": _trim(base) if base else None}
+    if base is not None:
+        out["diff"] = {"node": [base["node"], edited["node"]], "outcome": [base["outcome"], edited["outcome"]],
+                       "feasibleNodes": [base["feasibleNodes"], edited["feasibleNodes"]],
+                       "rejectedNodes": [len(base["filter"]), len(edited["filter"])]}
+    return out
+
+
+def _trim(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry with its 10 best-scored nodes only, and its filter failures counted by plugin."""
+    totals = entry["totals"]
+    top = sorted(totals, key=lambda n: -totals[n])[:10]
+    by_plugin: dict[str, int] = {}
+    for failure in entry["filter"].values():
+        by_plugin[failure["plugin"]] = by_plugin.get(failure["plugin"], 0) + 1
+    return {**entry, "scores": {n: entry["scores"][n] for n in top}, "totals": {n: totals[n] for n in top},
+            "filter": dict(list(entry["filter"].items())[:50]), "rejectedBy": by_plugin}
+
+
+def compare_summary(engine: Engine, document: Any, profiles: list[str], top: int = 10) -> dict[str, Any]:
+    """`Engine.compare` cut to the nodes in either profile's top `top`, with their totals and deltas."""
+    full = engine.compare(document, profiles)
+    a, b = full["results"]
+    keep: list[str] = []
+    for entry in (a, b):
+        for node in sorted(entry["totals"], key=lambda n: -entry["totals"][n])[:top]:
+            if node not in keep:
+                keep.append(node)
+    rows = [{"node": n, "a": a["totals"].get(n), "b": b["totals"].get(n), "delta": full["deltas"][n]["total"],
+             "plugins": {p: d for p, d in full["deltas"][n]["plugins"].items() if d}} for n in keep]
+    return {"profiles": profiles, "sameNode": full["sameNode"], "results": [_trim(a), _trim(b)], "rows": rows}
+
+
+def gangs(engine: Engine) -> dict[str, Any]:
+    """Every gang (Coscheduling's GangSummary) with its members by state, the pending members with
+    why they wait, and the Permit timers of members waiting for the rest of the gang."""
+    summaries = json_route(engine, "/apis/v1/plugins/Coscheduling/gangs") if _route_exists(engine, "/apis/v1/plugins/Coscheduling/gangs") else None
+    sched = engine.scheduler
+    by_key = {p.key: p for p in engine.cluster.pods.values()}
+    waiting = {w.pod.key: w for w in sched.waiting.values() if not w.done}
+    now = engine.now()
+    out = []
+    for name, summary in sorted((summaries or {}).items()):
+        members = []
+        for key in sorted(summary.get("children") or {}):
+            pod = by_key.get(key)
+            row: dict[str, Any] = {"pod": key, "state": "bound" if key in (summary.get("boundChildren") or {}) else
+                                   "waitingForBind" if key in (summary.get("waitingForBindChildren") or {}) else "pending"}
+            if pod is not None and pod.node_name:
+                row["node"] = pod.node_name
+            if pod is not None and row["state"] == "pending":
+                info = sched.queue.info(pod.uid)
+                row["queue"] = sched.queue.where(pod.uid)
+                row["plugins"] = first_failing(sched, pod.scheduler_name, info.unschedulable_plugins | info.pending_plugins) if info else []
+            held = waiting.get(key)
+            if held is not None:
+                row["state"] = "waitingAtPermit"
+                row["node"] = held.node
+                row["permitDeadlineIn"] = {p: round(max(0.0, at - now), 1) for p, at in held.pending.items()}
+            members.append(row)
+        states: dict[str, int] = {}
+        for m in members:
+            states[m["state"]] = states.get(m["state"], 0) + 1
+        blocking = next((m for m in members if m["state"] == "pending"), None)
+        out.append({"name": name, "summary": {k: v for k, v in summary.items() if k not in ("children", "pendingChildren", "waitingForBindChildren", "boundChildren")},
+                    "members": members, "states": states, "blocking": blocking})
+    return {"gangs": out, "available": summaries is not None}
+
+
+def _route_exists(engine: Engine, path: str) -> bool:
+    return path in (json_route(engine, "/apis/v1/__services__") or {}).get("GET", [])

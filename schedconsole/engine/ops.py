@@ -84,6 +84,46 @@ def _stats(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return engine.stats()
 
 
+def _overview(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.overview(engine)
+
+
+def _nodes_page(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.nodes_page(engine, payload.get("q", ""), payload.get("sort", "name"), payload.get("offset", 0), payload.get("limit", 50))
+
+
+def _node_page(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.node_page(engine, payload["name"])
+
+
+def _pending_page(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.pending_page(engine, payload.get("queue", ""), payload.get("q", ""), payload.get("offset", 0), payload.get("limit", 50))
+
+
+def _explain(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.explain(engine, payload["namespace"], payload["name"])
+
+
+def _whatif_diff(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.whatif_diff(engine, payload["pod"], payload.get("original"), payload.get("profile"))
+
+
+def _compare_summary(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.compare_summary(engine, payload["pod"], list(payload.get("profiles") or []))
+
+
+def _nominated(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.nominated(engine)
+
+
+def _gangs(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.gangs(engine)
+
+
+def _threshold_preview(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.threshold_preview(engine, payload["document"], payload["profile"], list(payload.get("pods") or []), bool(payload.get("nodes", True)))
+
+
 def _ping(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return {"pong": True, "now": engine.now()}
 
@@ -106,4 +146,14 @@ OPS: dict[str, Op] = {
     "plugin_args": _plugin_args,
     "stats": _stats,
     "ping": _ping,
+    "overview": _overview,
+    "nodes_page": _nodes_page,
+    "node_page": _node_page,
+    "pending_page": _pending_page,
+    "explain": _explain,
+    "whatif_diff": _whatif_diff,
+    "threshold_preview": _threshold_preview,
+    "compare_summary": _compare_summary,
+    "gangs": _gangs,
+    "nominated": _nominated,
 }

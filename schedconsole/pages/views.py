@@ -1,16 +1,66 @@
-"""Page views: the live score table and one attempt's detail."""
+"""Page views: live scores, overview, pending pods, one pod, nodes, one node, one attempt.
+
+Views only translate: the engine answers through `call` (paged there, never the whole cluster),
+history comes from the database, charts from `charts` drawn by `svg`.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from typing import Any
+from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse
+import yaml
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from schedconsole.accounts.permissions import is_operator
 from schedconsole.api.attempts import attempt_json
 from schedconsole.engine.client import EngineCallError, call
 from schedconsole.history.models import Attempt
+from schedconsole.pages import charts, svg
+
+PAGE_SIZE = 50
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+
+
+def _engine(op: str, payload: dict[str, Any] | None = None) -> Any:
+    """An engine answer for a page; 404 for what does not exist, else the error is shown."""
+    try:
+        return call(op, payload)
+    except EngineCallError as exc:
+        if exc.status == 404:
+            raise Http404(exc.message) from exc
+        raise
+
+
+def page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    """Render a page; every page's header shows the user's role."""
+    return render(request, template, {**context, "is_operator": is_operator(request.user)})
+
+
+def _int(request: HttpRequest, name: str, default: int = 0) -> int:
+    try:
+        return max(0, int(request.GET.get(name, default)))
+    except ValueError:
+        return default
+
+
+def _pager(request: HttpRequest, count: int, offset: int, limit: int) -> dict[str, Any]:
+    """Links to the previous and next page keeping the other query parameters."""
+    params = {k: v for k, v in request.GET.items() if k != "offset"}
+
+    def link(at: int) -> str:
+        return "?" + urlencode({**params, "offset": at})
+
+    return {
+        "count": count,
+        "first": offset + 1 if count else 0,
+        "last": min(offset + limit, count),
+        "previous": link(max(0, offset - limit)) if offset > 0 else None,
+        "next": link(offset + limit) if offset + limit < count else None,
+    }
 
 
 def live(request: HttpRequest) -> HttpResponse:
@@ -25,7 +75,7 @@ def live(request: HttpRequest) -> HttpResponse:
 
 
 def attempt(request: HttpRequest, pk: int) -> HttpResponse:
-    """One attempt: every scored node per plugin, every node that failed a filter."""
+    """One attempt: every scored node per plugin, every node that failed a filter (its permanent link)."""
     data = attempt_json(get_object_or_404(Attempt, pk=pk), full=True)
     totals: dict[str, int] = data.get("totals", {})
     scores: dict[str, dict[str, int]] = data.get("scores", {})
@@ -39,3 +89,120 @@ def attempt(request: HttpRequest, pk: int) -> HttpResponse:
         "is_operator": is_operator(request.user),
     }
     return render(request, "pages/attempt.html", context)
+
+
+_recent: dict[str, Any] = {"last_id": 0, "rows": deque(maxlen=3000)}
+_recent_lock = threading.Lock()
+
+
+def recent_attempts(limit: int = 3000) -> list[tuple[Any, str, float]]:
+    """(at, outcome, seconds) of the newest `limit` attempts, for the throughput chart. Reading an
+    attempt's timings parses its whole stored row, so each process keeps what it has read and asks
+    the database only for attempts newer than those."""
+    with _recent_lock:
+        rows: deque[tuple[Any, str, float]] = _recent["rows"]
+        newest = Attempt.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        if newest < _recent["last_id"]:  # history pruned or replaced: start over
+            rows.clear()
+            _recent["last_id"] = 0
+        fresh = Attempt.objects.filter(id__gt=_recent["last_id"]).order_by("-id").values_list("id", "at", "outcome", "detail__timings")[:limit]
+        got = list(fresh)[::-1]
+        if len(got) == limit:
+            rows.clear()
+        for pk, at, outcome, timings in got:
+            rows.append((at, outcome, sum((timings or {}).values())))
+            _recent["last_id"] = pk
+        return list(rows)[-limit:]
+
+
+def overview(request: HttpRequest) -> HttpResponse:
+    """Utilization heatmaps, pending pods by queue and by first rejecting plugin, throughput and
+    latency, preemptions in flight, gangs waiting."""
+    data = _engine("overview")
+    figures = {
+        "utilization": svg.render(charts.utilization_heatmap(data["nodes"], data["utilization"])),
+        "queue": svg.render(charts.counts_bar(data["queue"], "Pending pods by queue"), width=520),
+        "plugins": svg.render(charts.counts_bar(data["pendingByPlugin"], "Pending pods by first rejecting plugin"), width=520),
+        "throughput": svg.render(charts.throughput_and_latency(recent_attempts())),
+    }
+    loadaware = [
+        {"profile": p, "figure": svg.render(charts.loadaware_heatmap(data["nodes"], la["percent"], la["thresholds"])), **la}
+        for p, la in data["loadaware"].items()
+    ]
+    context = {"data": data, "figures": figures, "loadaware": loadaware, "is_operator": is_operator(request.user)}
+    template = "pages/overview_body.html" if request.GET.get("fragment") else "pages/overview.html"
+    return page(request, template, context)
+
+
+def pods(request: HttpRequest) -> HttpResponse:
+    """Pending pods, one page at a time, filtered by queue and name."""
+    queue = request.GET.get("queue", "")
+    query = request.GET.get("q", "").strip()
+    offset = _int(request, "offset")
+    data = _engine("pending_page", {"queue": queue if queue in QUEUES else "", "q": query, "offset": offset, "limit": PAGE_SIZE})
+    context = {"rows": data["results"], "pager": _pager(request, data["count"], offset, PAGE_SIZE), "queue": queue, "q": query, "queues": QUEUES}
+    return page(request, "pages/pods.html", context)
+
+
+def pod(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
+    """One pod: why it waits (or where it went), its attempts, score bars, what-if and compare."""
+    why = _engine("explain", {"namespace": namespace, "name": name})
+    key = f"{namespace}/{name}"
+    history = list(Attempt.objects.filter(pod=key).order_by("-id").values("id", "at", "attempt", "outcome", "node", "nominated_node", "profile", "message")[:50])
+    if why["evaluation"] is not None:
+        rows, scores_title = why["evaluation"]["topRows"], "Top nodes now (weighted score per plugin)"
+    else:
+        rows, scores_title = decision_rows(key), "Top nodes when it was scheduled (normalized score per plugin, from its decision record)"
+    context = {
+        "why": why,
+        "history": history,
+        "scores": svg.render(charts.score_bars(rows), width=760) if rows else None,
+        "scores_title": scores_title,
+        "manifest_yaml": yaml.safe_dump(why["manifest"], sort_keys=False),
+        "profiles": call("stats")["profiles"],
+        "is_operator": is_operator(request.user),
+    }
+    return page(request, "pages/pod.html", context)
+
+
+def decision_rows(pod_key: str, top: int = 10) -> list[dict[str, Any]]:
+    """The score rows of the pod's latest attempt that placed it, best first (empty if none kept)."""
+    last = Attempt.objects.filter(pod=pod_key, outcome="Scheduled").order_by("-id").first()
+    if last is None:
+        return []
+    table = (last.detail or {}).get("scoreTable") or {"plugins": [], "rows": []}
+    plugins = table["plugins"]
+    return [{"node": node, "total": total, "plugins": dict(zip(plugins, values, strict=True))} for node, total, values in table["rows"][:top]]
+
+
+def nodes(request: HttpRequest) -> HttpResponse:
+    """Nodes with allocation bars: filtered, sorted and paged by the engine."""
+    query = request.GET.get("q", "").strip()
+    sort = request.GET.get("sort", "name")
+    offset = _int(request, "offset")
+    try:
+        data = call("nodes_page", {"q": query, "sort": sort, "offset": offset, "limit": PAGE_SIZE})
+    except EngineCallError as exc:
+        if exc.status != 400:
+            raise
+        sort, error = "name", exc.message
+        data = call("nodes_page", {"q": query, "sort": sort, "offset": offset, "limit": PAGE_SIZE})
+    else:
+        error = ""
+    sorts = [(key, label) for key, label in (("name", "name"), ("-cpu", "CPU ↓"), ("cpu", "CPU ↑"), ("-memory", "memory ↓"), ("memory", "memory ↑"), ("-pods", "pods ↓"))]
+    context = {"rows": data["results"], "pager": _pager(request, data["count"], offset, PAGE_SIZE), "q": query, "sort": sort, "sorts": sorts, "error": error}
+    return page(request, "pages/nodes.html", context)
+
+
+def node(request: HttpRequest, name: str) -> HttpResponse:
+    """One node: NodeInfo, pods, NUMA CPUs, LoadAware estimate, reservations."""
+    data = _engine("node_page", {"name": name})
+    numa = (data["routes"].get("numa") or {}) if data["routes"] else {}
+    context = {
+        "node": data,
+        "numa": numa,
+        "cpu_topology": data["routes"].get("cpuTopology"),
+        "reservations": data["routes"].get("reservations"),
+        "node_yaml": yaml.safe_dump(data["nodeInfo"]["node"], sort_keys=False),
+    }
+    return page(request, "pages/node.html", context)

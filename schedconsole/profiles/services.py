@@ -78,6 +78,8 @@ def change_plugin_args(plugin: str, args: Any, profile: str | None, user: Any, d
     names = validate(document)
     preview = {"plugin": plugin, "profiles": sorted(before), "before": before, "after": args, "document": document, "runs": names}
     if dry_run:
+        if plugin == "LoadAwareScheduling" and profile is not None:
+            preview["preview"] = threshold_preview(document, profile, recent_pods(profile))
         return {**preview, "dryRun": True}
     version = create(document, user, f"plugin args: {plugin} in {', '.join(sorted(before))}")
     activate(version, user)
@@ -85,6 +87,53 @@ def change_plugin_args(plugin: str, args: Any, profile: str | None, user: Any, d
         PluginArgsChange.objects.create(plugin=plugin, profile=name, before=old, after=args, version=version, author=_user(user))
     AuditEntry.objects.create(user=_name(user), action="plugin-args.apply", target=plugin, before=before, after={"args": args, "version": version.version})
     return {**preview, "dryRun": False, "version": version.version}
+
+
+PREVIEW_CHUNK = 10
+
+
+def threshold_preview(document: dict[str, Any], profile: str, pods: list[str]) -> dict[str, Any]:
+    """The engine's threshold preview, asked for PREVIEW_CHUNK pods at a time so the engine
+    schedules between the chunks instead of holding its loop for the whole preview."""
+    result: dict[str, Any] = call("threshold_preview", {"document": document, "profile": profile, "pods": pods[:PREVIEW_CHUNK]})
+    for start in range(PREVIEW_CHUNK, len(pods), PREVIEW_CHUNK):
+        more = call("threshold_preview", {"document": document, "profile": profile, "pods": pods[start : start + PREVIEW_CHUNK], "nodes": False})
+        result["pods"] += more["pods"]
+        result["podsChanged"] += more["podsChanged"]
+    return result
+
+
+def recent_pods(profile: str, limit: int = 100) -> list[str]:
+    """The last `limit` distinct pods the profile made an attempt for, newest first."""
+    from schedconsole.history.models import Attempt
+
+    seen: dict[str, None] = {}
+    for key in Attempt.objects.filter(profile=profile).order_by("-id").values_list("pod", flat=True)[: limit * 5]:
+        seen.setdefault(key, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def text_document(text: str) -> dict[str, Any]:
+    """A configuration typed into the console's editor (YAML or JSON), or BadInput naming the line."""
+    docs = bridge.parse_documents(text, "profile")
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise bridge.BadInput("document", f"expected one KubeSchedulerConfiguration document, got {len(docs)} documents")
+    return docs[0]
+
+
+def diff_lines(before: str, after: str) -> list[tuple[str, str]]:
+    """A unified diff of two YAML texts as (kind, line) pairs: kind is "add", "del", "hunk" or ""."""
+    import difflib
+
+    out: list[tuple[str, str]] = []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), "active", "edited", lineterm="", n=3):
+        if line.startswith(("---", "+++")):
+            continue
+        kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "")
+        out.append((kind, line))
+    return out
 
 
 def _user(user: Any) -> Any:

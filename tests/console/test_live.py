@@ -46,7 +46,8 @@ async def test_attempts_stream_with_filters(start_engine) -> None:
     message = await ws.receive_json_from(timeout=5)
     assert message["type"] == "attempt"
     assert message["pod"] == "team/mine"
-    assert set(message) == {"type", "at", "profile", "pod", "outcome", "node", "feasibleNodes", "scores"}
+    assert set(message) == {"type", "at", "profile", "pod", "outcome", "node", "feasibleNodes", "scores", "timings"}
+    assert {"PreFilter", "Filter", "Score"} <= set(message["timings"]) and all(v >= 0 for v in message["timings"].values())
     assert message["outcome"] == "Scheduled" and message["feasibleNodes"] == 3
     assert len(message["scores"]) == 3  # debugTopNScores = 3
     top = message["scores"][0]

@@ -1,0 +1,285 @@
+"""The dashboard's engine reads (paged, side-effect free) and its pages."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from schedconsole.engine.client import EngineCallError, call
+from schedconsole.profiles.models import AuditEntry, ProfileVersion
+from tests.console.conftest import node, pod, settle, wait_for
+
+LOADAWARE = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}}},
+        {"schedulerName": "bin-packing", "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]},
+    ],
+}
+
+
+def node_metric(name: str) -> dict[str, Any]:
+    """A NodeMetric the simulated koordlet fills from the node's pods (usage = requests)."""
+    return {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric",
+            "metadata": {"name": name, "annotations": {"simulation.schedconsole.io/usage-ratio": "1.0"}},
+            "spec": {"metricCollectPolicy": {"reportIntervalSeconds": 60}}}
+
+
+# Three 4-CPU nodes; node-a 75% used, node-b 25%, node-c 0%. LoadAware's cpu threshold is 65%.
+LOADED = [node("node-a"), node("node-b"), node("node-c"), pod("busy-a", cpu="3", nodeName="node-a"), pod("busy-b", cpu="1", nodeName="node-b"),
+          node_metric("node-a"), node_metric("node-b"), node_metric("node-c")]
+
+
+@pytest.fixture
+def loaded(start_engine):
+    """An engine over LOADED with LoadAwareScheduling in the default profile."""
+    host = start_engine(LOADED, LOADAWARE)
+    settle(host)
+    return host
+
+
+def _create(host, *docs: dict[str, Any]) -> None:
+    host.call("create", {"documents": list(docs), "source": "test"})
+    settle(host)
+
+
+def test_nodes_page_filters_sorts_and_pages(engine) -> None:
+    _create(engine, pod("p1", cpu="1500m"), pod("p2", cpu="1"))
+    page = call("nodes_page", {"q": "", "sort": "-cpu", "offset": 0, "limit": 2})
+    assert page["count"] == 3 and len(page["results"]) == 2
+    used = [r["used"]["cpu"] for r in page["results"]]
+    assert used == sorted(used, reverse=True) and used[0] > 0
+    zone = call("nodes_page", {"q": "topology.kubernetes.io/zone=zone-b", "sort": "name"})
+    assert [r["name"] for r in zone["results"]] == ["node-b"]
+    assert call("nodes_page", {"q": "topology.kubernetes.io/zone=nowhere"})["count"] == 0
+    assert call("nodes_page", {"q": "node-c"})["results"][0]["name"] == "node-c"
+    assert call("nodes_page", {"limit": 100000})["limit"] == 200  # never the whole list
+    with pytest.raises(EngineCallError) as refused:
+        call("nodes_page", {"sort": "colour"})
+    assert refused.value.status == 400 and refused.value.field == "sort"
+
+
+def test_pending_page_and_why_with_the_smallest_change(engine) -> None:
+    _create(engine, pod("huge", cpu="5"))
+    page = call("pending_page", {"queue": "unschedulable"})
+    assert page["count"] == 1
+    row = page["results"][0]
+    assert row["key"] == "default/huge" and row["plugins"] == ["NodeResourcesFit"]
+    why = call("explain", {"namespace": "default", "name": "huge"})
+    assert why["outcome"] == "Unschedulable" and why["queue"] == "unschedulable"
+    (fit,) = why["groups"]
+    assert fit["plugin"] == "NodeResourcesFit" and fit["nodes"] == 3 and fit["reasons"] == {"Insufficient cpu": 3}
+    assert fit["advice"] == ["needs 1 more CPU: 2 node(s) would fit if it asked for 4 (checked: the cycle would place it on node-a)"]
+    # Explaining changed nothing: the pod still waits, nothing was bound.
+    assert call("pod", {"namespace": "default", "name": "huge"})["node"] is None
+    assert call("stats")["scheduled"] == 0
+
+
+def test_why_names_the_loadaware_threshold_that_would_pass(loaded) -> None:
+    # node-a and node-b lack the CPU; empty node-c would be at 74% with the pod's estimate (85% of 3500m).
+    _create(loaded, pod("wide", cpu="3500m"))
+    why = call("explain", {"namespace": "default", "name": "wide"})
+    groups = {g["plugin"]: g for g in why["groups"]}
+    assert groups["NodeResourcesFit"]["nodes"] == 2
+    assert groups["LoadAwareScheduling"]["reasons"] == {"node(s) cpu usage exceed threshold": 1}
+    assert groups["LoadAwareScheduling"]["advice"] == [
+        "1 node(s) rejected by LoadAwareScheduling: 1 would pass at a cpu threshold of 75% (now 65%) (checked: the cycle would place it on node-c)"
+    ]
+    assert call("plugin_args")["default-scheduler"]["LoadAwareScheduling"]["usageThresholds"]["cpu"] == 65
+
+
+def test_overview_reads_loadaware_estimates(loaded) -> None:
+    la = call("overview")["loadaware"]["default-scheduler"]
+    assert la["percent"]["cpu"] == [75, 25, 0] and la["thresholds"]["cpu"] == 65
+    assert la["reported"] == 3 and la["passing"] == 2
+    assert call("nominated") == {"count": 0, "results": []}
+
+
+def test_threshold_preview_counts_nodes_and_changes_nothing(loaded) -> None:
+    _create(loaded, pod("mid", cpu="500m"))
+    document = copy.deepcopy(LOADAWARE)
+    document["profiles"][0]["pluginConfig"] = [{"name": "LoadAwareScheduling", "args": {"usageThresholds": {"cpu": 80}}}]
+    preview = call("threshold_preview", {"document": document, "profile": "default-scheduler", "pods": ["default/busy-a", "default/mid"]})
+    assert preview["nodes"] == {"total": 3, "reported": 3, "passingNow": 2, "passingAfter": 3, "newlyPassing": 1, "newlyFailing": 0}
+    assert preview["before"]["usageThresholds"]["cpu"] == 65 and preview["after"]["usageThresholds"]["cpu"] == 80
+    assert [p["pod"] for p in preview["pods"]] == ["default/busy-a", "default/mid"]
+    # The running args are untouched, and the next cycle still filters at 65%.
+    assert call("plugin_args")["default-scheduler"]["LoadAwareScheduling"]["usageThresholds"]["cpu"] == 65
+    _create(loaded, pod("after", cpu="500m"))
+    why = call("explain", {"namespace": "default", "name": "after"})
+    assert why["outcome"] == "Bound"
+    assert call("pod", {"namespace": "default", "name": "after"})["node"] != "node-a"
+
+
+def test_threshold_preview_refuses_fields_that_change_estimates(loaded) -> None:
+    document = copy.deepcopy(LOADAWARE)
+    document["profiles"][0]["pluginConfig"] = [{"name": "LoadAwareScheduling", "args": {"estimatedScalingFactors": {"cpu": 50}}}]
+    with pytest.raises(EngineCallError) as refused:
+        call("threshold_preview", {"document": document, "profile": "default-scheduler", "pods": []})
+    assert refused.value.status == 400 and refused.value.field == "estimatedScalingFactors"
+    with pytest.raises(EngineCallError) as no_plugin:
+        call("threshold_preview", {"document": LOADAWARE, "profile": "bin-packing", "pods": []})
+    assert "does not run LoadAwareScheduling" in no_plugin.value.message
+
+
+def test_whatif_diff_and_compare_summary(engine, api) -> None:
+    huge = pod("huge", cpu="5")
+    _create(engine, huge)
+    fits = copy.deepcopy(huge)
+    fits["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
+    body = api.post("/api/whatif/diff/", {"pod": fits, "original": huge}, format="json")
+    assert body.status_code == 200, body.content
+    data = body.json()
+    assert data["result"]["outcome"] == "Scheduled" and data["base"]["outcome"] == "Unschedulable"
+    assert data["diff"]["outcome"] == ["Unschedulable", "Scheduled"] and data["diff"]["rejectedNodes"] == [3, 1]
+    assert data["result"]["rejectedBy"] == {"NodeResourcesFit": 1}
+    assert len(data["result"]["totals"]) <= 10
+    compare = api.post("/api/compare/summary/", {"pod": pod("small"), "profiles": ["default-scheduler", "bin-packing"]}, format="json").json()
+    assert {r["node"] for r in compare["rows"]} == {"node-a", "node-b", "node-c"}
+    assert all(r["delta"] == r["b"] - r["a"] for r in compare["rows"])
+    assert call("stats")["pods"] == 1  # neither created anything
+    bad = api.post("/api/whatif/diff/", "pod: [unclosed\n", content_type="application/yaml")
+    assert bad.status_code == 400
+
+
+def test_overview_counts(engine) -> None:
+    _create(engine, pod("huge", cpu="5"), pod("ok", cpu="100m"))
+    data = call("overview")
+    assert data["nodes"] == ["node-a", "node-b", "node-c"]
+    assert len(data["utilization"]["cpu"]) == 3 and max(data["utilization"]["cpu"]) > 0
+    assert data["queue"]["unschedulable"] == 1
+    assert data["pendingByPlugin"] == {"NodeResourcesFit": 1}
+    assert data["loadaware"] == {} and data["gangsWaiting"] == []
+
+
+PAGES = ["/overview/", "/overview/?fragment=1", "/pods/", "/pods/default/huge/", "/pods/default/ok/", "/nodes/", "/nodes/?sort=-memory&q=node",
+         "/nodes/node-a/", "/gangs/", "/preemption/", "/profiles/", "/profiles/?version=1", "/thresholds/", "/plugin-api/", "/"]
+
+
+def test_every_page_renders_under_a_megabyte(engine, operator) -> None:
+    _create(engine, pod("huge", cpu="5"), pod("ok", cpu="100m"))
+    wait_for(lambda: call("pod", {"namespace": "default", "name": "ok"})["node"])
+    client = Client()
+    client.force_login(operator)
+    for path in PAGES:
+        response = client.get(path)
+        assert response.status_code == 200, (path, response.status_code)
+        assert len(response.content) < 1_000_000, path
+        assert b"operator" in response.content or "fragment" in path, path
+    assert client.get("/pods/default/nope/").status_code == 404
+    assert client.get("/nodes/nope/").status_code == 404
+    assert b"Insufficient cpu" in client.get("/pods/default/huge/").content
+    assert b"Bound to" in client.get("/pods/default/ok/").content
+
+
+def test_pages_need_a_login(transactional_db) -> None:
+    for path in PAGES:
+        response = Client().get(path)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), path
+
+
+def test_profile_apply_refuses_bad_input_and_rolls_back(engine, operator) -> None:
+    client = Client()
+    client.force_login(operator)
+    bad = client.post("/profiles/apply/", {"text": "kind: KubeSchedulerConfiguration\napiVersion: kubescheduler.config.k8s.io/v1\npercentageOfNodesToScore: 900\n"}, follow=True)
+    assert b"Not applied: percentageOfNodesToScore" in bad.content
+    assert b"percentageOfNodesToScore: 900" in bad.content  # the text is kept in the editor
+    assert ProfileVersion.objects.count() == 1
+    good = client.post("/profiles/apply/", {"text": "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: solo\n", "comment": "one profile"}, follow=True)
+    assert b"Version 2 is active." in good.content
+    assert call("stats")["profiles"] == ["solo"]
+    back = client.post("/profiles/1/activate/", follow=True)
+    assert b"Version 1 is active." in back.content
+    assert call("stats")["profiles"] == ["default-scheduler", "bin-packing"]
+    assert AuditEntry.objects.filter(action="profile.activate", target="v1").exists()
+    diff = client.post("/profiles/diff/", {"text": "a: 1\n"}).json()["lines"]
+    assert ["add", "+a: 1"] in diff and any(kind == "del" for kind, _ in diff)
+
+
+def test_viewers_cannot_change_profiles(engine, viewer) -> None:
+    client = Client()
+    client.force_login(viewer)
+    assert client.post("/profiles/1/activate/").status_code == 403
+    assert client.post("/profiles/apply/", {"text": "kind: x"}).status_code == 403
+    page = client.get("/profiles/").content.decode()
+    assert 'id="apply" type="submit" disabled' in page
+
+
+def test_threshold_dry_run_through_the_api_previews(loaded, api) -> None:
+    response = api.put("/api/plugin-args/LoadAwareScheduling/?dry_run=true", {"args": {"usageThresholds": {"cpu": 80}}, "profile": "default-scheduler"}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["dryRun"] is True and body["preview"]["nodes"]["passingAfter"] == 3
+    assert ProfileVersion.objects.count() == 1
+    applied = api.put("/api/plugin-args/LoadAwareScheduling/", {"args": {"usageThresholds": {"cpu": 80}}, "profile": "default-scheduler"}, format="json")
+    assert applied.status_code == 200 and applied.json()["version"] == 2
+    assert call("plugin_args")["default-scheduler"]["LoadAwareScheduling"]["usageThresholds"]["cpu"] == 80
+
+
+def test_preemption_story_is_a_timeline() -> None:
+    from datetime import UTC, datetime
+
+    from schedconsole.history.models import Attempt
+    from schedconsole.pages.koord_views import preemption_story
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    nominating = Attempt(id=7, at=at, pod="shop/urgent", uid="u", profile="p", attempt=1, outcome="Nominated", nominated_node="n1",
+                         message="0/3 nodes are available", detail={"victims": ["batch/a", "batch/b"]})
+    story = preemption_story(nominating, [{"id": 9, "at": at, "outcome": "Scheduled", "node": "n1", "nominated_node": "", "message": ""}])
+    assert [s["what"] for s in story["steps"]] == ["nominated", "victim deleted", "victim deleted", "bound"]
+    assert story["done"] and story["victims"] == ["batch/a", "batch/b"]
+    waiting = preemption_story(nominating, [])
+    assert not waiting["done"]
+
+
+NUMA_CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [{"name": "NodeNUMAResource"}]}}}],
+}
+
+
+def _nrt(name: str) -> dict[str, Any]:
+    """Two sockets of four cores with two hyperthreads each (CPUs 0-15)."""
+    import json
+
+    detail = [{"id": cpu, "core": cpu // 2 % 4, "socket": cpu // 8, "node": cpu // 8} for cpu in range(16)]
+    return {"apiVersion": "topology.node.k8s.io/v1alpha1", "kind": "NodeResourceTopology",
+            "metadata": {"name": name, "annotations": {"node.koordinator.sh/cpu-topology": json.dumps({"detail": detail})}},
+            "topologyPolicies": ["None"], "zones": []}
+
+
+def test_node_page_draws_the_numa_cpu_map(start_engine, operator) -> None:
+    host = start_engine([node("n1", cpu="16", memory="64Gi"), _nrt("n1")], NUMA_CONFIG)
+    lsr = pod("lsr", cpu="2", memory="1Gi")
+    lsr["metadata"]["labels"]["koordinator.sh/qosClass"] = "LSR"
+    lsr["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "2", "memory": "1Gi"}
+    _create(host, lsr)
+    assert call("pod", {"namespace": "default", "name": "lsr"})["node"] == "n1"
+    data = call("node_page", {"name": "n1"})
+    sockets = data["numaMap"]
+    assert [s["socket"] for s in sockets] == [0, 1] and all(len(s["cores"]) == 4 for s in sockets)
+    cpus = [c for s in sockets for core in s["cores"] for c in core["cpus"]]
+    allocated = [c for c in cpus if c["state"] == "allocated"]
+    assert len(cpus) == 16 and len(allocated) == 2
+    assert all(c["pods"] == ["default/lsr"] for c in allocated)
+    client = Client()
+    client.force_login(operator)
+    page = client.get("/nodes/n1/").content.decode()
+    assert page.count('class="cpu allocated"') == 2 + 1  # two CPUs and the legend
+    assert "default/lsr" in page
+
+
+def test_threshold_preview_is_asked_in_chunks(loaded, monkeypatch) -> None:
+    from schedconsole.profiles import services
+
+    monkeypatch.setattr(services, "PREVIEW_CHUNK", 1)
+    document = copy.deepcopy(LOADAWARE)
+    document["profiles"][0]["pluginConfig"] = [{"name": "LoadAwareScheduling", "args": {"usageThresholds": {"cpu": 80}}}]
+    whole = call("threshold_preview", {"document": document, "profile": "default-scheduler", "pods": ["default/busy-a", "default/busy-b"]})
+    chunked = services.threshold_preview(document, "default-scheduler", ["default/busy-a", "default/busy-b"])
+    assert chunked == whole
