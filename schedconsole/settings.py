@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "schedconsole.api",
     "schedconsole.live",
     "schedconsole.pages",
+    "schedconsole.k8sapi",
 ]
 
 MIDDLEWARE = [
@@ -171,6 +172,15 @@ ENGINE_SEED = env_int("SCHEDCONSOLE_SEED", 0)
 LOGIN_RATE_LIMIT = env_int("SCHEDCONSOLE_LOGIN_RATE_LIMIT", 5, minimum=1)
 LIVE_CLIENT_BUFFER = env_int("SCHEDCONSOLE_LIVE_CLIENT_BUFFER", 64, minimum=1)
 LIVE_CLIENT_RATE = env_int("SCHEDCONSOLE_LIVE_CLIENT_RATE", 5, minimum=0)
+# The Kubernetes-compatible API under /k8s (and the cluster backends).
+K8S_WATCH_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_K8S_WATCH_TIMEOUT", 1800, minimum=1)
+K8S_BOOKMARK_SECONDS = env_int("SCHEDCONSOLE_K8S_BOOKMARK_SECONDS", 5, minimum=1)
+K8S_WATCH_POLL_SECONDS = 0.05
+# runconsole serves https with these (kubectl sends `--token` only over TLS).
+TLS_CERT_FILE = env_str("SCHEDCONSOLE_TLS_CERT", "")
+TLS_KEY_FILE = env_str("SCHEDCONSOLE_TLS_KEY", "")
+if bool(TLS_CERT_FILE) != bool(TLS_KEY_FILE):
+    raise SettingError("SCHEDCONSOLE_TLS_CERT and SCHEDCONSOLE_TLS_KEY: set both or neither")
 
 LOGGING = {
     "version": 1,

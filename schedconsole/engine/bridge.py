@@ -22,6 +22,7 @@ from scheduler.api.loader import ClusterObjects, LoadError, objects_from_documen
 from scheduler.api.objects import Node, Pod
 from scheduler.cli import ScoresSpec, record_json
 from scheduler.clock import Clock
+from scheduler.cluster.apiserver import RESOURCES, APIServer
 from scheduler.cluster.simulated import APIError, SimulatedCluster, WatchEvent
 from scheduler.config.errors import ConfigError
 from scheduler.config.loader import API_VERSION, KIND, parse_config, parse_text
@@ -281,6 +282,28 @@ class Engine:
     def idle_tick(self) -> None:
         """Between turns when idle: flush expired backoffs and the unschedulable leftovers."""
         self.scheduler.flush_queues()
+        api = self.extra.get("k8sapi")
+        if api is not None:
+            api.tick()
+
+    # ----- the Kubernetes-compatible API (/k8s) -------------------------------------------------------
+    def k8s_api(self) -> APIServer:
+        """The API server view of the cluster, built on first use (so an engine nobody asks through
+        /k8s pays nothing for its watch log)."""
+        api = self.extra.get("k8sapi")
+        if api is None:
+
+            def persist(kind: str, namespace: str, name: str, uid: str, document: dict[str, Any] | None) -> None:
+                self.hooks.on_change(Change(kind, namespace, name, uid, document))
+
+            api = APIServer(self.cluster, persist=persist, termination_seconds=self.extra.get("k8s_termination_seconds", 1.0))
+            self.extra["k8sapi"] = api
+        return api
+
+    def k8s(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One Kubernetes API request as data (see `APIServer.handle`): `{"code", "body"}`."""
+        code, body = self.k8s_api().handle(request)
+        return {"code": code, "body": body}
 
     def now(self) -> float:
         """The engine's clock."""
@@ -626,6 +649,23 @@ __all__ = [
     "score_table",
     "with_defaults",
 ]
+
+
+def k8s_resources() -> list[dict[str, Any]]:
+    """The resources `/k8s` serves, for discovery: name, kind, group, version, scope, verbs."""
+    return [
+        {
+            "name": r.name,
+            "kind": r.kind,
+            "group": r.group,
+            "version": r.version,
+            "namespaced": r.namespaced,
+            "shortNames": list(r.short_names),
+            "verbs": list(r.verbs),
+            "subresources": list(r.subresources),
+        }
+        for r in RESOURCES
+    ]
 
 
 def build_check(document: Any) -> list[str]:

@@ -84,6 +84,10 @@ def _stats(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return engine.stats()
 
 
+def _k8s(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.k8s(payload)
+
+
 def _ping(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return {"pong": True, "now": engine.now()}
 
@@ -106,4 +110,5 @@ OPS: dict[str, Op] = {
     "plugin_args": _plugin_args,
     "stats": _stats,
     "ping": _ping,
+    "k8s": _k8s,
 }
