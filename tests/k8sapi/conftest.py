@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
+
+urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the test certificate is self-signed
 
 ROOT = Path(__file__).resolve().parents[2]
 
