@@ -363,7 +363,7 @@ class Scheduler:
         if remote:
             # A real API server (cluster/kubernetes.py): its informers apply changes under this
             # lock, and its requests release the lock on the pool as `_api_wait` does.
-            cluster.attach(self.lock, self._api_unlocked)
+            cluster.attach(self.lock, self._api_unlocked, self.submit)
 
     # ----- startup and events --------------------------------------------------------------
     def _register_events(self) -> None:

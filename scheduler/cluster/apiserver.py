@@ -436,9 +436,14 @@ class APIServer:
         if since < self.floor:
             raise StatusError(410, "Expired", f"too old resource version: {since} ({self.floor})")
         match = self._matcher(res, label_selector, field_selector)
+        selective = bool(label_selector.strip() or field_selector.strip())
         events: list[dict[str, Any]] = []
         for entry in self._entries_after(since):
             if entry.kind != res.kind or (namespace and entry.namespace != namespace):
+                continue
+            if not selective and entry.type != "DELETED":
+                # Everything matches: only the new state is sent (rendering the old one costs as much).
+                events.append({"type": entry.type, "object": self._render(res, entry.new, entry.rv)})
                 continue
             old = self._render(res, entry.old, entry.rv) if entry.old is not None else None
             new = self._render(res, entry.new, entry.rv) if entry.new is not None else None

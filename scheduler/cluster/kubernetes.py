@@ -39,6 +39,7 @@ from scheduler.clock import Clock
 from scheduler.cluster.simulated import APIError, NotFoundError, SimulatedCluster, WatchEvent, api_error
 
 log = logging.getLogger(__name__)
+SHADOWED = "(shadowed)"  # no profile has this name: shadow mode queues nothing
 
 
 class RateLimiter:
@@ -345,7 +346,11 @@ class KubernetesCluster(SimulatedCluster):
     _events_wake: threading.Event = field(default_factory=threading.Event)
     _broadcaster: threading.Thread | None = None
     _docs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    post: Callable[[Callable[[], None]], None] = lambda task: task()
     remote_api: bool = True
+    # Shadow mode: pending pods are renamed away from every profile (so nothing is queued or bound
+    # here) and every write is refused; see cluster/shadow.py.
+    shadow: bool = False
 
     @classmethod
     def open(cls, connection: Connection, clock: Clock | None = None, **options: Any) -> KubernetesCluster:
@@ -356,8 +361,8 @@ class KubernetesCluster(SimulatedCluster):
             informer = Informer(
                 kind,
                 connection,
-                cluster._apply,
-                cluster._replace_all,
+                cluster._receive,
+                cluster._receive_list,
                 cluster.resync_seconds,
                 cluster.watch_seconds,
                 cluster.read_timeout,
@@ -366,10 +371,57 @@ class KubernetesCluster(SimulatedCluster):
             cluster.informers.append(informer)
         return cluster
 
-    def attach(self, lock: Any, unlocked: Callable[[Callable[[], Any]], Any]) -> None:
-        """Share the scheduler's lock (informer changes apply under it) and its unlocking runner."""
+    def attach(self, lock: Any, unlocked: Callable[[Callable[[], Any]], Any], post: Callable[[Callable[[], None]], None]) -> None:
+        """Share the scheduler's lock, its unlocking runner for requests, and `post`, which runs a
+        task on the scheduling thread between cycles: informers hand their changes over that way
+        (parsed on their own thread), so they never wait for the lock the loop holds."""
         self.lock = lock
         self.unlocked = unlocked
+        self.post = post
+
+    def _receive(self, kind: str, type_: str, doc: dict[str, Any]) -> None:
+        """An informer's event: parse here, apply on the scheduling thread."""
+        parsed = None
+        if type_ == "MODIFIED" and kind == "Pod":
+            parsed = self._pod_status_change(doc)
+        if parsed is None and type_ != "DELETED" and kind in ("Pod", "Node"):
+            key = _key(doc)
+            try:
+                parsed = parse_pod(doc, f"pods/{key}") if kind == "Pod" else parse_node(doc, f"nodes/{key}")
+            except FieldError as exc:
+                log.warning("skipping %s %s: %s", kind, key, exc)
+                return
+        self.post(lambda: self._apply(kind, type_, doc, parsed=parsed))
+
+    def _pod_status_change(self, doc: dict[str, Any]) -> Any:
+        """A pod whose update changed only what the scheduler itself changes (nodeName by a
+        binding, phase, nomination, conditions): the cached pod with those fields replaced, without
+        parsing it again (a binding's update is most of what the pod watch delivers)."""
+        meta = doc.get("metadata") or {}
+        before = self._docs.get(("Pod", _key(doc)))
+        old = self.pods.get(meta.get("uid", ""))
+        if before is None or old is None:
+            return None
+        old_meta = before.get("metadata") or {}
+        for field_name in ("labels", "annotations", "deletionTimestamp", "ownerReferences"):
+            if meta.get(field_name) != old_meta.get(field_name):
+                return None
+        spec, old_spec = dict(doc.get("spec") or {}), dict(before.get("spec") or {})
+        node = spec.pop("nodeName", "") or ""
+        old_spec.pop("nodeName", None)
+        if spec != old_spec:
+            return None
+        status = doc.get("status") or {}
+        return old.with_changes(
+            node_name=node,
+            phase=status.get("phase") or old.phase,
+            nominated_node_name=status.get("nominatedNodeName") or "",
+            conditions=list(status.get("conditions") or []),
+        )
+
+    def _receive_list(self, kind: str, items: list[dict[str, Any]]) -> None:
+        """An informer's relist: diffed against the cache on the scheduling thread."""
+        self.post(lambda: self._replace_all(kind, items))
 
     def watch_all(self) -> None:
         """Start the informers' watches and the event broadcaster."""
@@ -408,7 +460,7 @@ class KubernetesCluster(SimulatedCluster):
                 if key not in fresh:
                     self._apply(kind, "DELETED", self._docs.get((known_kind, key)) or _doc_from_key(kind, key), force=True)
 
-    def _apply(self, kind: str, type_: str, doc: dict[str, Any], force: bool = False) -> None:
+    def _apply(self, kind: str, type_: str, doc: dict[str, Any], force: bool = False, parsed: Any = None) -> None:
         key = _key(doc)
         version = _rv(doc)
         with self.lock:
@@ -425,14 +477,14 @@ class KubernetesCluster(SimulatedCluster):
                 self.versions[(kind, key)] = version
                 self._docs[(kind, key)] = doc
             try:
-                self._apply_object(kind, type_, doc, key)
+                self._apply_object(kind, type_, doc, key, parsed)
             except FieldError as exc:
                 log.warning("skipping %s %s: %s", kind, key, exc)
                 return
             for listener in self.doc_listeners:
                 listener(kind, type_, old_doc, None if type_ == "DELETED" else doc)
 
-    def _apply_object(self, kind: str, type_: str, doc: dict[str, Any], key: str) -> None:
+    def _apply_object(self, kind: str, type_: str, doc: dict[str, Any], key: str, parsed: Any = None) -> None:
         namespace, _, name = key.partition("/")
         if kind == "Pod":
             if type_ == "DELETED":
@@ -442,9 +494,11 @@ class KubernetesCluster(SimulatedCluster):
                     self.deleted[old.uid] = old
                     self._emit(WatchEvent("Pod", "DELETED", old, None))
                 return
-            pod = parse_pod(doc, f"pods/{key}")
+            pod = parsed if parsed is not None else parse_pod(doc, f"pods/{key}")
             if pod.priority is None:
                 pod.priority = 0
+            if self.shadow and not pod.node_name:
+                pod = pod.with_changes(scheduler_name=SHADOWED)
             old = self.pods.get(pod.uid)
             self.pods[pod.uid] = pod
             self._emit(WatchEvent("Pod", "MODIFIED" if old is not None else "ADDED", old, pod))
@@ -452,7 +506,7 @@ class KubernetesCluster(SimulatedCluster):
             if type_ == "DELETED":
                 self.delete_node(name)
             else:
-                self.add_node(parse_node(doc, f"nodes/{name}"))
+                self.add_node(parsed if parsed is not None else parse_node(doc, f"nodes/{name}"))
         elif kind == "Namespace":
             if type_ == "DELETED":
                 self.namespaces.pop(name, None)
@@ -497,6 +551,8 @@ class KubernetesCluster(SimulatedCluster):
         content_type: str = "application/json",
         query: dict[str, Any] | None = None,
     ) -> Any:
+        if self.shadow:
+            raise APIError(f"shadow mode changes nothing in the cluster ({method} {path} refused)")
         connection = self.connection
         return self.unlocked(lambda: connection.request(method, path, body, query=query, content_type=content_type))
 
@@ -571,6 +627,8 @@ class KubernetesCluster(SimulatedCluster):
     def record(self, type_: str, reason: str, obj: str, message: str) -> None:
         """Queue an `events.k8s.io/v1` Event for the broadcaster (never blocks the caller)."""
         SimulatedCluster.record(self, type_, reason, obj, message)
+        if not self.record_events:
+            return
         namespace, _, name = obj.rpartition("/")
         namespace = namespace or "default"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1e6) % 1000000:06d}Z"
