@@ -88,6 +88,10 @@ def _k8s(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return engine.k8s(payload)
 
 
+def _cluster_status(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.cluster_status()
+
+
 def _ping(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return {"pong": True, "now": engine.now()}
 
@@ -111,4 +115,5 @@ OPS: dict[str, Op] = {
     "stats": _stats,
     "ping": _ping,
     "k8s": _k8s,
+    "cluster_status": _cluster_status,
 }
