@@ -764,6 +764,27 @@ def k8s_resources() -> list[dict[str, Any]]:
     ]
 
 
+def live_documents(kubeconfig: str = "", context: str = "", in_cluster: bool = False) -> list[dict[str, Any]]:
+    """Every object of a live cluster the engine reads, as documents to import into the simulated
+    one (server-managed metadata dropped; bound pods keep their node)."""
+    from scheduler.cluster.kubernetes import KINDS, connect
+
+    connection = connect(kubeconfig or None, context or None, in_cluster)
+    docs: list[dict[str, Any]] = []
+    for kind in KINDS:
+        try:
+            listed = connection.request("GET", kind.path)
+        except APIError as exc:
+            if kind.optional and getattr(exc, "code", 0) == 404:
+                continue
+            raise BadInput("cluster", f"listing {kind.path}: {exc}") from exc
+        group_version = str(listed.get("apiVersion") or "v1")
+        for item in listed.get("items") or []:
+            meta = {k: v for k, v in (item.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields", "selfLink", "generation")}
+            docs.append({**item, "apiVersion": item.get("apiVersion") or group_version, "kind": kind.kind, "metadata": meta})
+    return docs
+
+
 def build_check(document: Any) -> list[str]:
     """Validate a configuration and build its profiles on an empty cluster; the profile names."""
     config = check_config(document)

@@ -53,12 +53,14 @@ class APIHTTPServer:
         self.api = api
         self.latency = latency
         self.lock = threading.Lock()
-        self.changed = threading.Condition(self.lock)
+        # One condition per resource: a change wakes only the watches of its resource.
+        self.changed: dict[str, threading.Condition] = {}
         self.requests = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go in separate writes: no 40 ms delayed-ACK stall
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -92,8 +94,15 @@ class APIHTTPServer:
         with self.lock:
             answer = self.api.handle(request)
             if request["verb"] not in ("get", "list", "watch"):
-                self.changed.notify_all()  # watchers wake on a change, not on a timer
+                resource = "pods" if request["resource"] == "bindings" else request["resource"]
+                self._condition(resource).notify_all()  # watchers wake on a change, not on a timer
             return answer
+
+    def _condition(self, resource: str) -> threading.Condition:
+        condition = self.changed.get(resource)
+        if condition is None:
+            condition = self.changed[resource] = threading.Condition(self.lock)
+        return condition
 
     def handle(self, req: BaseHTTPRequestHandler) -> None:
         """Translate one HTTP request."""
@@ -163,7 +172,7 @@ class APIHTTPServer:
                 rv = answer["resourceVersion"]
                 with self.lock:
                     if str(self.api.rv) == rv:
-                        self.changed.wait(1.0)
+                        self._condition(request["resource"]).wait(1.0)
             req.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass

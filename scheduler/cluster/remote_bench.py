@@ -48,6 +48,9 @@ def run_remote(args: argparse.Namespace, name: str, work: Any, config: Any, out:
     from scheduler.scheduler import Scheduler
 
     latency = api_latency_seconds(args.api_latency)
+    # API threads hand the scheduler's lock back and forth with the loop: hand the GIL over sooner
+    # than CPython's 5 ms default (runconsole does the same for the console's engine thread).
+    sys.setswitchinterval(0.0005)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cluster.json"
         path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _documents(work)}))

@@ -62,6 +62,7 @@ class FaultProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go in separate writes: no 40 ms delayed-ACK stall
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -90,3 +90,54 @@ def test_shadow_and_cluster_modes(tmp_path_factory: pytest.TempPathFactory) -> N
             proc.terminate()
         for proc in procs:
             proc.wait(30)
+
+
+def test_import_a_live_cluster_into_the_simulated_one(tmp_path_factory: pytest.TempPathFactory) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.k8sapi.conftest import ROOT
+
+    procs = []
+    try:
+        proc, live = start_console(tmp_path_factory.mktemp("importlive"))
+        procs.append(proc)
+        create(live, node("i-node-0"))
+        create(live, pod("i-0", "default", scheduler="default-scheduler"))
+        create(live, pod("i-1", "default", scheduler="nobody"))
+        wait_for(
+            lambda: live.request("GET", "/k8s/api/v1/namespaces/default/pods/i-0")[1]["spec"].get("nodeName"), what="i-0 bound"
+        )
+        config = kubeconfig(live, tmp_path_factory.mktemp("kube2") / "config")
+        var = tmp_path_factory.mktemp("importvar")
+        env = {
+            **os.environ,
+            "SCHEDCONSOLE_VAR_DIR": str(var),
+            "DJANGO_SETTINGS_MODULE": "schedconsole.settings",
+            "SCHEDCONSOLE_DEMO": "false",
+        }
+        env.pop("REDIS_URL", None)
+        env.pop("DATABASE_URL", None)
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        done = subprocess.run(
+            [sys.executable, "manage.py", "import_cluster", "--kubeconfig", str(config)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "imported into the database" in done.stdout
+        proc, copy = start_console(var)
+        procs.append(proc)
+        _, pods = copy.request("GET", "/api/pods/?namespace=default")
+        rows = {row["name"]: row for row in pods["results"]}
+        assert rows["i-0"]["node"] == "i-node-0" and rows["i-1"]["node"] is None
+        _, nodes = copy.request("GET", "/api/nodes/")
+        assert [n["name"] for n in nodes["results"]] == ["i-node-0"]
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(30)
