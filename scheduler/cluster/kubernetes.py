@@ -266,6 +266,22 @@ class Informer:
         self._last_list = time.monotonic()
         self.synced.set()
 
+    def list_until_synced(self, timeout: float) -> None:
+        """The first list, retried with backoff while the server cannot be reached or answers
+        5xx (as an informer waits for its cache to sync); refused requests fail at once."""
+        deadline = time.monotonic() + timeout
+        delay = 0.2
+        while True:
+            try:
+                self.list()
+                return
+            except RemoteError as exc:
+                if not (exc.code == 0 or exc.code >= 500) or time.monotonic() + delay > deadline:
+                    raise
+                log.warning("informer %s: first list failed, retrying in %.1fs: %s", self.kind.kind, delay, exc)
+                time.sleep(delay)
+                delay = min(5.0, delay * 2)
+
     def start(self) -> None:
         """Watch on a thread (after the first list)."""
         self._thread = threading.Thread(target=self._run, name=f"informer-{self.kind.kind}", daemon=True)
@@ -333,6 +349,7 @@ class KubernetesCluster(SimulatedCluster):
     resync_seconds: float = 300.0
     watch_seconds: int = 300
     read_timeout: float = 60.0
+    sync_timeout: float = 60.0
     reporting_instance: str = field(default_factory=lambda: f"schedconsole-{uuid.uuid4().hex[:8]}")
     lock: Any = field(default_factory=threading.RLock)
     informers: list[Informer] = field(default_factory=list)
@@ -367,7 +384,7 @@ class KubernetesCluster(SimulatedCluster):
                 cluster.watch_seconds,
                 cluster.read_timeout,
             )
-            informer.list()
+            informer.list_until_synced(cluster.sync_timeout)
             cluster.informers.append(informer)
         return cluster
 

@@ -36,6 +36,7 @@ def test_shadow_and_cluster_modes(tmp_path_factory: pytest.TempPathFactory) -> N
         for i, cpu in enumerate(("4", "8")):
             create(live, node(f"m-node-{i}", cpu=cpu))
         config = kubeconfig(live, tmp_path_factory.mktemp("kube") / "config")
+        assert procs[0].poll() is None, "the live console exited"
         proc, shadow = start_console(
             tmp_path_factory.mktemp("shadowvar"), {"SCHEDCONSOLE_MODE": "shadow", "SCHEDCONSOLE_KUBECONFIG": str(config)}
         )
