@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "schedconsole.api",
     "schedconsole.live",
     "schedconsole.pages",
+    "schedconsole.k8sapi",
 ]
 
 MIDDLEWARE = [
@@ -207,6 +208,28 @@ ENGINE_SEED = env_int("SCHEDCONSOLE_SEED", 0)
 LOGIN_RATE_LIMIT = env_int("SCHEDCONSOLE_LOGIN_RATE_LIMIT", 5, minimum=1)
 LIVE_CLIENT_BUFFER = env_int("SCHEDCONSOLE_LIVE_CLIENT_BUFFER", 64, minimum=1)
 LIVE_CLIENT_RATE = env_int("SCHEDCONSOLE_LIVE_CLIENT_RATE", 5, minimum=0)
+# The Kubernetes-compatible API under /k8s (and the cluster backends).
+K8S_WATCH_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_K8S_WATCH_TIMEOUT", 1800, minimum=1)
+K8S_BOOKMARK_SECONDS = env_int("SCHEDCONSOLE_K8S_BOOKMARK_SECONDS", 5, minimum=1)
+K8S_WATCH_POLL_SECONDS = 0.05
+# What the engine schedules: the simulated cluster (default), a live cluster (`cluster`: pods whose
+# schedulerName names one of the profiles, while holding the Lease), or `shadow` (a live cluster,
+# binding nothing, compared with the cluster's own scheduler). See the README's "Real clusters".
+CLUSTER_MODE = env_str("SCHEDCONSOLE_MODE", "simulated")
+if CLUSTER_MODE not in ("simulated", "cluster", "shadow"):
+    raise SettingError(f"SCHEDCONSOLE_MODE: invalid value {CLUSTER_MODE!r}; valid: simulated, cluster, shadow")
+KUBECONFIG = env_str("SCHEDCONSOLE_KUBECONFIG", "")
+KUBE_CONTEXT = env_str("SCHEDCONSOLE_KUBE_CONTEXT", "")
+KUBE_IN_CLUSTER = env_bool("SCHEDCONSOLE_IN_CLUSTER", False)
+KUBE_API_QPS = env_int("SCHEDCONSOLE_KUBE_API_QPS", 50, minimum=0)
+KUBE_API_BURST = env_int("SCHEDCONSOLE_KUBE_API_BURST", 100, minimum=1)
+SHADOW_PROFILE = env_str("SCHEDCONSOLE_SHADOW_PROFILE", "")
+LEASE_NAMESPACE = env_str("SCHEDCONSOLE_LEASE_NAMESPACE", "kube-system")
+# runconsole serves https with these (kubectl sends `--token` only over TLS).
+TLS_CERT_FILE = env_str("SCHEDCONSOLE_TLS_CERT", "")
+TLS_KEY_FILE = env_str("SCHEDCONSOLE_TLS_KEY", "")
+if bool(TLS_CERT_FILE) != bool(TLS_KEY_FILE):
+    raise SettingError("SCHEDCONSOLE_TLS_CERT and SCHEDCONSOLE_TLS_KEY: set both or neither")
 
 LOGGING = {
     "version": 1,

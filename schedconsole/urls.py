@@ -29,6 +29,7 @@ urlpatterns = [
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/", include("schedconsole.api.urls")),
+    path("k8s/", include("schedconsole.k8sapi.urls")),
     re_path(r"^apis/v1/(?P<path>.*)$", koord.koordinator_route),
     re_path(r"^debug/flags/(?P<path>[sf])$", koord.koordinator_route),
     path("metrics", koord.metrics),

@@ -404,6 +404,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--log-debug-scores", action="store_true", help="log the top-N table of every attempt (INFO), as Koordinator does"
     )
     parser.add_argument("--max-attempts", type=int, default=None, help="stop after this many attempts (default: 100 per pod + 1000)")
+    parser.add_argument(
+        "--backend", choices=("simulated", "kubernetes"), default="simulated",
+        help="kubernetes: through the kubernetes-client backend against an API server process (see scheduler/cluster/remote_bench.py)",
+    )
+    parser.add_argument("--kube-api-qps", type=float, default=0.0, help="client QPS with --backend kubernetes (0: unlimited)")
+    parser.add_argument("--kube-api-burst", type=int, default=100, help="client burst with --backend kubernetes")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds the kubernetes backend run may take")
 
 
 def _check_sizes(args: argparse.Namespace) -> None:
@@ -502,6 +509,10 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     name, work = _workload(args)
     config = load_config(args.config) if args.config else (work.config or default_config())
+    if getattr(args, "backend", "simulated") == "kubernetes":
+        from scheduler.cluster.remote_bench import run_remote
+
+        return run_remote(args, name, work, config, out, err)
     clock = VirtualClock(START)
     objs = ClusterObjects(nodes=work.nodes, extensions=work.extensions)
     if work.storage is not None:

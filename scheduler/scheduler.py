@@ -354,11 +354,16 @@ class Scheduler:
         self._in_flight_api = 0
         self._api_done = threading.Condition(self.lock)
         self._on_pool = threading.local()
-        if float(getattr(cluster, "api_latency", 0.0) or 0.0) > 0:
+        remote = bool(getattr(cluster, "remote_api", False))
+        if float(getattr(cluster, "api_latency", 0.0) or 0.0) > 0 or remote:
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(max_workers=API_WORKERS, thread_name_prefix="api")
             cluster.api_wait = self._api_wait
+        if remote:
+            # A real API server (cluster/kubernetes.py): its informers apply changes under this
+            # lock, and its requests release the lock on the pool as `_api_wait` does.
+            cluster.attach(self.lock, self._api_unlocked, self.submit)
 
     # ----- startup and events --------------------------------------------------------------
     def _register_events(self) -> None:
@@ -493,7 +498,7 @@ class Scheduler:
             self.first_pop_at = time.perf_counter()
         pod = qpi.pod
         fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None or pod.terminating or self.cache.is_assumed(pod.uid):
+        if fwk is None or pod.terminating or self.cache.is_assumed(pod.uid) or self._bound_meanwhile(pod):
             self.queue.done(pod.uid)
             return None
         if fwk.has("pre_enqueue"):
@@ -526,6 +531,13 @@ class Scheduler:
             self._assume_reserve_permit(fwk, state, qpi, node, record, started)
         self._publish(record)
         return record
+
+    def _bound_meanwhile(self, pod: Pod) -> bool:
+        """Whether the informer saw the pod bound (by another scheduler) or gone since it was
+        queued: a failed binding requeues a pod that a rival bound first (kube-scheduler's
+        "Pod has been assigned to node. Abort adding it back to queue.")."""
+        current = self.cluster.get_pod(pod.uid)
+        return current is None or bool(current.node_name)
 
     def _schedule_pod(
         self, fwk: Framework, state: CycleState, pod: Pod, record: AttemptRecord
@@ -891,6 +903,16 @@ class Scheduler:
                 self.lock.acquire()
         else:
             time.sleep(seconds)
+
+    def _api_unlocked(self, call: Callable[[], Any]) -> Any:
+        """Make a remote API call: on the pool the lock is released meanwhile (like `_api_wait`)."""
+        if not getattr(self._on_pool, "active", False):
+            return call()
+        self.lock.release()
+        try:
+            return call()
+        finally:
+            self.lock.acquire()
 
     def shutdown(self) -> None:
         """Wait for API work in flight and stop the pool."""

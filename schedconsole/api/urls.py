@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from schedconsole.api import attempts, audit, debug_flags, nodes, pods, profiles, queue, whatif
+from schedconsole.api import attempts, audit, cluster, debug_flags, nodes, pods, profiles, queue, whatif
 
 urlpatterns = [
     path("nodes/", nodes.NodeList.as_view(), name="api-nodes"),
@@ -26,6 +26,7 @@ urlpatterns = [
     path("compare/summary/", whatif.CompareSummary.as_view(), name="api-compare-summary"),
     path("debug-flags/", debug_flags.DebugFlags.as_view(), name="api-debug-flags"),
     path("audit/", audit.AuditList.as_view(), name="api-audit"),
+    path("cluster/", cluster.ClusterStatus.as_view(), name="api-cluster"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -22,6 +22,7 @@ from scheduler.api.loader import ClusterObjects, LoadError, objects_from_documen
 from scheduler.api.objects import Node, Pod
 from scheduler.cli import ScoresSpec, record_json
 from scheduler.clock import Clock
+from scheduler.cluster.apiserver import RESOURCES, APIServer
 from scheduler.cluster.simulated import APIError, SimulatedCluster, WatchEvent
 from scheduler.config.errors import ConfigError
 from scheduler.config.loader import API_VERSION, KIND, parse_config, parse_text
@@ -227,6 +228,83 @@ class Engine:
         except (FrameworkError, ValueError, TypeError) as exc:
             raise BadInput("profiles", f"the profiles cannot be built: {exc}") from exc
 
+    @classmethod
+    def build_remote(
+        cls,
+        config_document: dict[str, Any],
+        hooks: Hooks,
+        *,
+        mode: str,
+        kubeconfig: str = "",
+        context: str = "",
+        in_cluster: bool = False,
+        qps: float = 50.0,
+        burst: int = 100,
+        shadow_profile: str = "",
+        lease_namespace: str = "kube-system",
+        seed: int | None = None,
+        debug_top_n: int = 0,
+        debug_filter_failure: bool = False,
+    ) -> Engine:
+        """An engine over a live cluster (`cluster`: schedule the pods naming our profiles, while
+        holding the Lease; `shadow`: bind nothing, compare with the cluster's own scheduler)."""
+        import socket
+
+        from scheduler.cluster.kubernetes import KubernetesCluster, connect
+        from scheduler.cluster.leaderelection import LeaderElector
+        from scheduler.cluster.shadow import ShadowRecorder
+
+        config = check_config(config_document)
+        connection = connect(kubeconfig or None, context or None, in_cluster, qps, burst)
+        cluster = KubernetesCluster.open(connection, Clock(), shadow=mode == "shadow")
+        cluster.record_events = mode == "cluster"
+        scheduler = cls._new_scheduler(config, cluster, seed, debug_top_n, debug_filter_failure, None)
+        engine = cls(cluster, scheduler, config_document, hooks, seed, {"mode": mode, "server": connection.host})
+        engine._attach(scheduler)
+        scheduler.start()
+        if mode == "shadow":
+            profile = shadow_profile or next(iter(scheduler.profiles))
+            if profile not in scheduler.profiles:
+                raise BadInput("SCHEDCONSOLE_SHADOW_PROFILE", f"unknown profile {profile!r}; known: {', '.join(scheduler.profiles)}")
+            recorder = ShadowRecorder(scheduler, profile)
+            recorder.start(cluster)
+            engine.extra["shadow"] = recorder
+        else:
+            identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+            elector = LeaderElector(connection, lease_namespace, "schedconsole", identity)
+            elector.start()
+            engine.extra["elector"] = elector
+        cluster.watch_all()
+        return engine
+
+    @property
+    def mode(self) -> str:
+        """simulated, cluster or shadow."""
+        return str(self.extra.get("mode", "simulated"))
+
+    @property
+    def leading(self) -> bool:
+        """Whether this engine may schedule (cluster mode: while it holds the Lease)."""
+        elector = self.extra.get("elector")
+        return elector is None or bool(elector.leading)
+
+    def cluster_status(self) -> dict[str, Any]:
+        """The mode, the API server, leadership, the informers and (shadow mode) the comparison."""
+        out: dict[str, Any] = {"mode": self.mode, "server": self.extra.get("server"), "leading": self.leading}
+        informers = getattr(self.cluster, "informers", None)
+        if informers is not None:
+            out["informers"] = [
+                {"kind": i.kind.kind, "installed": i.installed, "relists": i.relists, "watches": i.watches, "resourceVersion": i.resource_version}
+                for i in informers
+            ]
+        recorder = self.extra.get("shadow")
+        out["shadow"] = recorder.report() if recorder is not None else None
+        return out
+
+    def _simulated_only(self, what: str) -> None:
+        if self.mode != "simulated":
+            raise BadInput("mode", f"{what} changes the simulated cluster; this console runs in {self.mode} mode (SCHEDCONSOLE_MODE)")
+
     def _attach(self, scheduler: Scheduler) -> None:
         on_record = self.hooks.on_record
         original = scheduler._publish
@@ -268,10 +346,17 @@ class Engine:
         self.scheduler = new
         self.config_document = document
         new.start()
+        recorder = self.extra.get("shadow")
+        if recorder is not None:
+            recorder.scheduler = new
 
     # ----- the loop ------------------------------------------------------------------------------------
     def step(self) -> bool:
-        """One turn of the scheduler loop; whether anything happened."""
+        """One turn of the scheduler loop; whether anything happened. Not leading (cluster mode
+        without the Lease), only the informers' changes are applied: nothing is scheduled."""
+        if not self.leading:
+            with self.scheduler.lock:
+                return self.scheduler._run_tasks()
         return self.scheduler.step()
 
     def next_wakeup(self) -> float | None:
@@ -281,18 +366,51 @@ class Engine:
     def idle_tick(self) -> None:
         """Between turns when idle: flush expired backoffs and the unschedulable leftovers."""
         self.scheduler.flush_queues()
+        api = self.extra.get("k8sapi")
+        if api is not None:
+            api.tick()
+
+    # ----- the Kubernetes-compatible API (/k8s) -------------------------------------------------------
+    def k8s_api(self) -> APIServer:
+        """The API server view of the cluster, built on first use (so an engine nobody asks through
+        /k8s pays nothing for its watch log)."""
+        api = self.extra.get("k8sapi")
+        if api is None:
+
+            def persist(kind: str, namespace: str, name: str, uid: str, document: dict[str, Any] | None) -> None:
+                self.hooks.on_change(Change(kind, namespace, name, uid, document))
+
+            api = APIServer(self.cluster, persist=persist, termination_seconds=self.extra.get("k8s_termination_seconds", 1.0))
+            self.extra["k8sapi"] = api
+        return api
+
+    def k8s(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One Kubernetes API request as data (see `APIServer.handle`): `{"code", "body"}`."""
+        if self.mode != "simulated":
+            message = f"/k8s serves the simulated cluster; this console runs in {self.mode} mode against {self.extra.get('server')}"
+            return {"code": 503, "body": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503, "reason": "ServiceUnavailable", "message": message}}
+        code, body = self.k8s_api().handle(request)
+        return {"code": code, "body": body}
 
     def now(self) -> float:
         """The engine's clock."""
         return self.cluster.clock.now()
 
     def stop(self) -> None:
-        """Stop the plugins' controllers."""
+        """Stop the plugins' controllers (and a live cluster's informers and Lease)."""
         self.scheduler.extender.stop()
+        elector = self.extra.get("elector")
+        if elector is not None:
+            elector.stop()
+        close = getattr(self.cluster, "close", None)
+        if close is not None:
+            self.scheduler.shutdown()
+            close()
 
     # ----- cluster edits -------------------------------------------------------------------------------
     def create_objects(self, objects: ClusterObjects) -> dict[str, int]:
         """Add loaded objects to the cluster (nodes first, then pods); counts by kind."""
+        self._simulated_only("creating objects")
         counts: dict[str, int] = {}
         for pc in objects.priority_classes:
             self.cluster.priority_classes[pc.name] = pc
@@ -364,6 +482,7 @@ class Engine:
 
     def delete_pod(self, namespace: str, name: str) -> dict[str, Any]:
         """Delete a pod; returns its last document."""
+        self._simulated_only("deleting a pod")
         pod = self.find_pod(namespace, name)
         self.cluster.delete_pod(pod)
         return pod_manifest(pod)
@@ -637,6 +756,44 @@ __all__ = [
     "score_table",
     "with_defaults",
 ]
+
+
+def k8s_resources() -> list[dict[str, Any]]:
+    """The resources `/k8s` serves, for discovery: name, kind, group, version, scope, verbs."""
+    return [
+        {
+            "name": r.name,
+            "kind": r.kind,
+            "group": r.group,
+            "version": r.version,
+            "namespaced": r.namespaced,
+            "shortNames": list(r.short_names),
+            "verbs": list(r.verbs),
+            "subresources": list(r.subresources),
+        }
+        for r in RESOURCES
+    ]
+
+
+def live_documents(kubeconfig: str = "", context: str = "", in_cluster: bool = False) -> list[dict[str, Any]]:
+    """Every object of a live cluster the engine reads, as documents to import into the simulated
+    one (server-managed metadata dropped; bound pods keep their node)."""
+    from scheduler.cluster.kubernetes import KINDS, connect
+
+    connection = connect(kubeconfig or None, context or None, in_cluster)
+    docs: list[dict[str, Any]] = []
+    for kind in KINDS:
+        try:
+            listed = connection.request("GET", kind.path)
+        except APIError as exc:
+            if kind.optional and getattr(exc, "code", 0) == 404:
+                continue
+            raise BadInput("cluster", f"listing {kind.path}: {exc}") from exc
+        group_version = str(listed.get("apiVersion") or "v1")
+        for item in listed.get("items") or []:
+            meta = {k: v for k, v in (item.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields", "selfLink", "generation")}
+            docs.append({**item, "apiVersion": item.get("apiVersion") or group_version, "kind": kind.kind, "metadata": meta})
+    return docs
 
 
 def build_check(document: Any) -> list[str]:

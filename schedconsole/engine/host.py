@@ -77,14 +77,17 @@ class EngineHost:
         self.live = LivePublisher() if live else None
         hooks = bridge.Hooks(on_record=self._on_record, on_change=self.store.put_change, on_bind=self._on_bind)
         top_n, failures = initial_flags()
-        self.engine = bridge.Engine.build(
-            document,
-            bridge.load_objects(load_documents(), "database"),
-            hooks,
-            seed=settings.ENGINE_SEED if seed is None else seed,
-            debug_top_n=top_n,
-            debug_filter_failure=failures,
-        )
+        if settings.CLUSTER_MODE != "simulated":
+            self.engine = _build_remote(document, hooks, settings.ENGINE_SEED if seed is None else seed, top_n, failures)
+        else:
+            self.engine = bridge.Engine.build(
+                document,
+                bridge.load_objects(load_documents(), "database"),
+                hooks,
+                seed=settings.ENGINE_SEED if seed is None else seed,
+                debug_top_n=top_n,
+                debug_filter_failure=failures,
+            )
         if self.live is not None:
             self.live.start()
         self._stop = False
@@ -200,6 +203,27 @@ class EngineHost:
     def _on_bind(self, uid: str, pod: str, node: str, apply: Callable[[], None]) -> None:
         assert self.store is not None
         self.store.put_bind(uid, pod, node, apply)
+
+
+def _build_remote(document: dict[str, Any], hooks: bridge.Hooks, seed: int, top_n: int, failures: bool) -> bridge.Engine:
+    """The engine over a live cluster (SCHEDCONSOLE_MODE cluster or shadow): its objects are the
+    cluster's, so only attempts are stored, not objects or bindings."""
+    remote_hooks = bridge.Hooks(on_record=hooks.on_record)
+    return bridge.Engine.build_remote(
+        document,
+        remote_hooks,
+        mode=settings.CLUSTER_MODE,
+        kubeconfig=settings.KUBECONFIG,
+        context=settings.KUBE_CONTEXT,
+        in_cluster=settings.KUBE_IN_CLUSTER,
+        qps=settings.KUBE_API_QPS,
+        burst=settings.KUBE_API_BURST,
+        shadow_profile=settings.SHADOW_PROFILE,
+        lease_namespace=settings.LEASE_NAMESPACE,
+        seed=seed,
+        debug_top_n=top_n,
+        debug_filter_failure=failures,
+    )
 
 
 _host: EngineHost | None = None

@@ -122,6 +122,12 @@ def _gangs(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
 
 def _threshold_preview(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return bridge.threshold_preview(engine, payload["document"], payload["profile"], list(payload.get("pods") or []), bool(payload.get("nodes", True)))
+def _k8s(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.k8s(payload)
+
+
+def _cluster_status(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.cluster_status()
 
 
 def _ping(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
@@ -156,4 +162,6 @@ OPS: dict[str, Op] = {
     "compare_summary": _compare_summary,
     "gangs": _gangs,
     "nominated": _nominated,
+    "k8s": _k8s,
+    "cluster_status": _cluster_status,
 }

@@ -160,6 +160,30 @@ class SimulatedCluster:
         items.append(doc)
         self._emit(WatchEvent(kind, "ADDED", None, doc))
 
+    def delete_object(self, kind: str, namespace: str, name: str) -> None:
+        """Delete a custom resource document by kind, namespace and name."""
+        items = self.extensions.get(kind, [])
+        for i, old in enumerate(items):
+            old_meta = old.get("metadata") or {}
+            if (old_meta.get("namespace", "") or "", old_meta.get("name")) in ((namespace, name), ("", name)):
+                del items[i]
+                self._emit(WatchEvent(kind, "DELETED", old, None))
+                return
+
+    def put_namespace(self, namespace: Namespace) -> None:
+        """Create or replace a namespace."""
+        old = self.namespaces.get(namespace.name)
+        self.namespaces[namespace.name] = namespace
+        self._emit(WatchEvent("Namespace", "MODIFIED" if old else "ADDED", old, namespace))
+
+    def update_pod(self, pod: Pod) -> None:
+        """Replace a live pod with a new version of it (an API update), emitting MODIFIED."""
+        old = self.pods.get(pod.uid)
+        if old is None:
+            raise NotFoundError(f'pods "{pod.name}" not found')
+        self.pods[pod.uid] = pod
+        self._emit(WatchEvent("Pod", "MODIFIED", old, pod))
+
     def replace_pod(self, uid: str, **changes: Any) -> Pod:
         """Replace fields of a live pod (what a controller's update does), emitting MODIFIED."""
         return self._replace(uid, **changes)

@@ -71,9 +71,11 @@ class Command(BaseCommand):
             trickle.start()
         port, address = options["port"], options["host"]
 
+        scheme = "https" if settings.TLS_CERT_FILE else "http"
+
         def ready() -> None:
             # DESIGN section 1: once listening, e.g. "Console: http://127.0.0.1:8000/".
-            self.stdout.write(f"Console: http://{address}:{port}/\n")
+            self.stdout.write(f"Console: {scheme}://{address}:{port}/\n")
             self.stdout.flush()
 
         try:
@@ -90,7 +92,10 @@ def serve(server: str, application: Any, address: str, port: int, ready: Any) ->
     if server == "daphne":
         from daphne.server import Server
 
-        Server(application, endpoints=[f"tcp:port={port}:interface={address}"], ready_callable=ready, verbosity=0).run()
+        endpoint = f"tcp:port={port}:interface={address}"
+        if settings.TLS_CERT_FILE:
+            endpoint = f"ssl:port={port}:interface={address}:privateKey={settings.TLS_KEY_FILE}:certKey={settings.TLS_CERT_FILE}"
+        Server(application, endpoints=[endpoint], ready_callable=ready, verbosity=0).run()
         return
     import uvicorn
 
@@ -105,4 +110,7 @@ def serve(server: str, application: Any, address: str, port: int, ready: Any) ->
     config = uvicorn.Config(
         application, host=address, port=port, lifespan="off", log_level="warning", ws="websockets-sansio", http="httptools", ws_per_message_deflate=False
     )
+    if settings.TLS_CERT_FILE:
+        # kubectl sends a bearer token only over TLS: /k8s with `--token` needs https.
+        config.ssl_certfile, config.ssl_keyfile = settings.TLS_CERT_FILE, settings.TLS_KEY_FILE
     ReadyServer(config).run()

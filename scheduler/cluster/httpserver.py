@@ -1,0 +1,217 @@
+"""A small standalone HTTP front for `APIServer` (no console): the API server the cluster backend's
+benchmark talks to, with a fixed latency added to every request, as a remote server's round trip.
+
+`python -m scheduler.cluster.httpserver --cluster FILE --port N --latency 2ms` serves the objects
+of a cluster file. Requests are served one at a time against the cluster (one lock), watches poll
+the API server's log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from scheduler.cluster.apiserver import RESOURCES, APIServer
+
+VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def route(path: str) -> dict[str, str] | None:
+    """The group, version, resource, namespace, name and subresource a path names."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:2] == ["api", "v1"]:
+        group, version, rest = "", "v1", parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    names = {r.name for r in RESOURCES if (r.group, r.version) == (group, version) and r.namespaced}
+    namespace = ""
+    if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] in names:
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 3:
+        return None
+    return {
+        "group": group,
+        "version": version,
+        "resource": rest[0],
+        "namespace": namespace,
+        "name": rest[1] if len(rest) > 1 else "",
+        "subresource": rest[2] if len(rest) > 2 else "",
+    }
+
+
+class APIHTTPServer:
+    """Serves an APIServer over HTTP on 127.0.0.1 (plain HTTP, no authentication: for benchmarks and tests)."""
+
+    def __init__(self, api: APIServer, latency: float = 0.0, port: int = 0) -> None:
+        self.api = api
+        self.latency = latency
+        self.lock = threading.Lock()
+        # One condition per resource: a change wakes only the watches of its resource.
+        self.changed: dict[str, threading.Condition] = {}
+        self.requests = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go in separate writes: no 40 ms delayed-ACK stall
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                server.handle(self)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.http.daemon_threads = True
+        self._thread = threading.Thread(target=self.http.serve_forever, name="apiserver-http", daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL."""
+        return f"http://127.0.0.1:{self.http.server_address[1]}"
+
+    def start(self) -> APIHTTPServer:
+        """Serve on a thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving."""
+        self.http.shutdown()
+        self.http.server_close()
+
+    def call(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """One request against the cluster, under the lock."""
+        with self.lock:
+            answer = self.api.handle(request)
+            if request["verb"] not in ("get", "list", "watch"):
+                resource = "pods" if request["resource"] == "bindings" else request["resource"]
+                self._condition(resource).notify_all()  # watchers wake on a change, not on a timer
+            return answer
+
+    def _condition(self, resource: str) -> threading.Condition:
+        condition = self.changed.get(resource)
+        if condition is None:
+            condition = self.changed[resource] = threading.Condition(self.lock)
+        return condition
+
+    def handle(self, req: BaseHTTPRequestHandler) -> None:
+        """Translate one HTTP request."""
+        self.requests += 1
+        url = urlsplit(req.path)
+        query = dict(parse_qsl(url.query))
+        length = int(req.headers.get("Content-Length") or 0)
+        raw = req.rfile.read(length) if length else b""
+        target = route(url.path)
+        if target is None or req.command not in VERBS:
+            self._reply(
+                req,
+                404,
+                {
+                    "kind": "Status",
+                    "code": 404,
+                    "reason": "NotFound",
+                    "message": "the server could not find the requested resource",
+                },
+            )
+            return
+        verb = VERBS[req.command]
+        if verb == "get" and not target["name"]:
+            verb = "watch" if query.get("watch") in ("true", "1") else "list"
+        request = {
+            **target,
+            "verb": verb,
+            "query": query,
+            "body": json.loads(raw) if raw else None,
+            "contentType": req.headers.get("Content-Type", ""),
+        }
+        if verb == "watch":
+            self._watch(req, request)
+            return
+        if self.latency:
+            time.sleep(self.latency)
+        code, body = self.call(request)
+        self._reply(req, code, body)
+
+    def _watch(self, req: BaseHTTPRequestHandler, request: dict[str, Any]) -> None:
+        query = request["query"]
+        rv = query.get("resourceVersion", "")
+        deadline = time.monotonic() + float(query.get("timeoutSeconds") or 1800)
+        req.send_response(200)
+        req.send_header("Content-Type", "application/json")
+        req.send_header("Transfer-Encoding", "chunked")
+        req.end_headers()
+
+        def send(event: dict[str, Any]) -> None:
+            line = json.dumps(event).encode() + b"\n"
+            req.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+            req.wfile.flush()
+
+        try:
+            if rv in ("", "0"):
+                code, listed = self.call({**request, "verb": "list"})
+                for item in listed.get("items") or []:
+                    send({"type": "ADDED", "object": item})
+                rv = listed["metadata"]["resourceVersion"]
+            while time.monotonic() < deadline:
+                code, answer = self.call({**request, "query": {**query, "resourceVersion": rv}})
+                if code != 200:
+                    send({"type": "ERROR", "object": answer})
+                    break
+                for event in answer["events"]:
+                    send(event)
+                rv = answer["resourceVersion"]
+                with self.lock:
+                    if str(self.api.rv) == rv:
+                        self._condition(request["resource"]).wait(1.0)
+            req.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        req.close_connection = True
+
+    @staticmethod
+    def _reply(req: BaseHTTPRequestHandler, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        req.send_response(code)
+        req.send_header("Content-Type", "application/json")
+        req.send_header("Content-Length", str(len(data)))
+        req.end_headers()
+        req.wfile.write(data)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve a cluster file until interrupted."""
+    from scheduler.api.loader import load_cluster
+    from scheduler.bench import api_latency_seconds
+    from scheduler.clock import Clock
+    from scheduler.cluster.simulated import SimulatedCluster
+
+    parser = argparse.ArgumentParser(prog="python -m scheduler.cluster.httpserver")
+    parser.add_argument("--cluster", action="append", default=[])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", default="0s")
+    args = parser.parse_args(argv)
+    cluster = (
+        SimulatedCluster.from_objects(load_cluster(args.cluster), Clock()) if args.cluster else SimulatedCluster(clock=Clock())
+    )
+    server = APIHTTPServer(APIServer(cluster), api_latency_seconds(args.latency), args.port).start()
+    print(f"API server: {server.url}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,703 @@
+"""A cluster backend on the `kubernetes` Python client: a real API server behind the simulated
+cluster's interface.
+
+The scheduler reads the same dictionaries it reads from `SimulatedCluster`; here informers fill
+them: one thread per resource lists, then watches from the list's resourceVersion, relists when
+the server says 410 Gone (or the watch fails in a way it cannot resume from), and relists every
+`resync_seconds` anyway, diffing the fresh list against the cache so a watch that dropped events
+without closing is repaired (client-go's reflector and resync). Changes reach the scheduler as the
+same `WatchEvent`s, applied under the scheduler's lock.
+
+Writes go to the API server as kube-scheduler makes them: the `pods/binding` subresource, the
+`DisruptionTarget` condition and `nominatedNodeName` as status patches, deletions with a uid
+precondition, `events.k8s.io/v1` Events (sent by a broadcaster thread, never by the scheduling
+loop), PodGroup and Reservation status updates. Every request passes a token bucket (QPS and
+burst, kube-scheduler's `clientConnection`), and 429 (or a 5xx with Retry-After) is retried
+after the server's Retry-After, as client-go's rest client does. The scheduler runs binding
+cycles and asynchronous preemption on its API pool (see `remote_api`), releasing its lock while a
+request is in flight, so a slow API server does not stall scheduling.
+
+The `kubernetes` package is imported only when a connection is made, so the simulated default
+does not need it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.api.fields import FieldError, format_time
+from scheduler.api.objects import parse_namespace, parse_node, parse_pdb, parse_pod, parse_priority_class
+from scheduler.clock import Clock
+from scheduler.cluster.simulated import APIError, NotFoundError, SimulatedCluster, WatchEvent, api_error
+
+log = logging.getLogger(__name__)
+SHADOWED = "(shadowed)"  # no profile has this name: shadow mode queues nothing
+
+
+class RateLimiter:
+    """A token bucket: `qps` tokens a second, at most `burst` saved (client-go's flowcontrol)."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._at = time.monotonic()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> float:
+        """Take a token, sleeping until one is there; returns the seconds waited."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(float(self.burst), self._tokens + (now - self._at) * self.qps)
+            self._at = now
+            self._tokens -= 1.0
+            wait = -self._tokens / self.qps if self._tokens < 0 else 0.0
+        if wait > 0:
+            time.sleep(wait)
+        return wait
+
+
+class RemoteError(APIError):
+    """A request the API server refused: its HTTP code and Status reason."""
+
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class Connection:
+    """Requests to one API server through a `kubernetes.client.ApiClient`."""
+
+    api_client: Any
+    limiter: RateLimiter
+    max_retries: int = 10
+    timeout: float = 30.0
+    requests: int = 0
+
+    @property
+    def host(self) -> str:
+        """The API server's base URL."""
+        return str(self.api_client.configuration.host)
+
+    def _send(
+        self, method: str, path: str, query: dict[str, Any] | None, body: Any, content_type: str, timeout: Any, stream: bool
+    ) -> Any:
+        from kubernetes.client.exceptions import ApiException
+
+        attempt = 0
+        while True:
+            self.limiter.acquire()
+            self.requests += 1
+            headers = {"Accept": "application/json"}
+            if body is not None:
+                headers["Content-Type"] = content_type
+            try:
+                return self.api_client.call_api(
+                    path,
+                    method,
+                    query_params=list((query or {}).items()),
+                    header_params=headers,
+                    body=body,
+                    auth_settings=["BearerToken"],
+                    _preload_content=False,
+                    _return_http_data_only=True,
+                    _request_timeout=timeout,
+                )
+            except ApiException as exc:
+                retry_after = (exc.headers or {}).get("Retry-After") if exc.headers is not None else None
+                if attempt < self.max_retries and (exc.status == 429 or (exc.status >= 500 and retry_after)):
+                    attempt += 1
+                    time.sleep(min(float(retry_after or 1), 10.0))
+                    continue
+                raise _remote_error(exc) from None
+            except Exception as exc:  # connection refused, reset, timed out
+                raise RemoteError(0, "ServiceUnavailable", f"{method} {path}: {exc}") from None
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        query: dict[str, Any] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        """One request; the decoded JSON body (RemoteError on failure)."""
+        response = self._send(method, path, query, body, content_type, self.timeout, False)
+        data = response.data
+        return json.loads(data) if data else None
+
+    def stream(self, path: str, query: dict[str, Any], read_timeout: float) -> Iterator[dict[str, Any]]:
+        """A watch: its events as they arrive (a stalled stream raises after `read_timeout`)."""
+        response = self._send("GET", path, {**query, "watch": "true"}, None, "", (10.0, read_timeout), True)
+        try:
+            buffer = b""
+            for chunk in response.stream(4096, decode_content=True):
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip():
+                        yield json.loads(line)
+            if buffer.strip():
+                yield json.loads(buffer)
+        finally:
+            response.release_conn()
+
+
+def _remote_error(exc: Any) -> RemoteError:
+    try:
+        body = json.loads(exc.body or b"{}")
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    reason = body.get("reason") or ("NotFound" if exc.status == 404 else "InternalError")
+    message = body.get("message") or f"{exc.status} {exc.reason}"
+    if exc.status == 404:
+        return _RemoteNotFound(404, "NotFound", message)
+    return RemoteError(int(exc.status or 0), reason, message)
+
+
+class _RemoteNotFound(RemoteError, NotFoundError):
+    """404 from the API server (`apierrors.IsNotFound`)."""
+
+
+def _not_found(message: str) -> RemoteError:
+    return _RemoteNotFound(404, "NotFound", message)
+
+
+def connect(
+    kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False, qps: float = 50.0, burst: int = 100
+) -> Connection:
+    """A connection from a kubeconfig file (or the in-cluster service account) with kube-scheduler's
+    default client QPS 50 and burst 100."""
+    from kubernetes import client, config
+
+    configuration = client.Configuration()
+    if in_cluster:
+        config.load_incluster_config(client_configuration=configuration)
+    else:
+        config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+    configuration.connection_pool_maxsize = 32
+    return Connection(client.ApiClient(configuration), RateLimiter(qps, burst))
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A resource the backend informs on: kind, list path, and whether a 404 means "not installed"."""
+
+    kind: str
+    path: str
+    optional: bool = False
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("Node", "/api/v1/nodes"),
+    Kind("Namespace", "/api/v1/namespaces"),
+    Kind("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses"),
+    Kind("PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets"),
+    Kind("Pod", "/api/v1/pods"),
+    Kind("PodGroup", "/apis/scheduling.sigs.k8s.io/v1alpha1/podgroups", optional=True),
+    Kind("Reservation", "/apis/scheduling.koordinator.sh/v1alpha1/reservations", optional=True),
+    Kind("NodeMetric", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics", optional=True),
+    Kind("NodeResourceTopology", "/apis/topology.node.k8s.io/v1alpha1/noderesourcetopologies", optional=True),
+)
+EXTENSION_PATHS = {k.kind: k.path for k in KINDS if k.optional}
+
+
+def _key(doc: dict[str, Any]) -> str:
+    meta = doc.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def _rv(doc: dict[str, Any]) -> int:
+    try:
+        return int((doc.get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+@dataclass(slots=True)
+class Informer:
+    """List, then watch from the list's version; relist on 410 and every `resync_seconds`."""
+
+    kind: Kind
+    connection: Connection
+    apply: Callable[[str, str, dict[str, Any]], None]
+    replace: Callable[[str, list[dict[str, Any]]], None]
+    resync_seconds: float = 300.0
+    watch_seconds: int = 300
+    read_timeout: float = 60.0
+    resource_version: str = ""
+    synced: threading.Event = field(default_factory=threading.Event)
+    stopped: threading.Event = field(default_factory=threading.Event)
+    installed: bool = True
+    relists: int = 0
+    watches: int = 0
+    _thread: threading.Thread | None = None
+    _last_list: float = 0.0
+
+    def list(self) -> None:
+        """A full list, replacing the cache's objects of this kind."""
+        try:
+            listed = self.connection.request("GET", self.kind.path)
+        except RemoteError as exc:
+            if self.kind.optional and exc.code == 404:
+                self.installed = False
+                self.synced.set()
+                return
+            raise
+        items = [{**item, "kind": self.kind.kind} for item in listed.get("items") or []]
+        self.replace(self.kind.kind, items)
+        self.resource_version = str((listed.get("metadata") or {}).get("resourceVersion") or "")
+        self.relists += 1
+        self._last_list = time.monotonic()
+        self.synced.set()
+
+    def list_until_synced(self, timeout: float) -> None:
+        """The first list, retried with backoff while the server cannot be reached or answers
+        5xx (as an informer waits for its cache to sync); refused requests fail at once."""
+        deadline = time.monotonic() + timeout
+        delay = 0.2
+        while True:
+            try:
+                self.list()
+                return
+            except RemoteError as exc:
+                if not (exc.code == 0 or exc.code >= 500) or time.monotonic() + delay > deadline:
+                    raise
+                log.warning("informer %s: first list failed, retrying in %.1fs: %s", self.kind.kind, delay, exc)
+                time.sleep(delay)
+                delay = min(5.0, delay * 2)
+
+    def start(self) -> None:
+        """Watch on a thread (after the first list)."""
+        self._thread = threading.Thread(target=self._run, name=f"informer-{self.kind.kind}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop after the current request."""
+        self.stopped.set()
+
+    def join(self, timeout: float) -> None:
+        """Wait for the thread to end."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        failures = 0
+        while not self.stopped.is_set() and self.installed:
+            try:
+                if not self.resource_version or time.monotonic() - self._last_list >= self.resync_seconds:
+                    self.list()
+                    if not self.installed:
+                        return
+                self._watch()
+                failures = 0
+            except RemoteError as exc:
+                if exc.code == 410:
+                    self.resource_version = ""  # too old: relist
+                    continue
+                failures += 1
+                log.warning("informer %s: %s", self.kind.kind, exc)
+                self.stopped.wait(min(30.0, 0.2 * 2**failures))
+            except Exception as exc:  # a broken stream: resume from the last version seen
+                failures += 1
+                log.warning("informer %s: watch broke: %s", self.kind.kind, exc)
+                self.stopped.wait(min(30.0, 0.2 * 2**failures))
+
+    def _watch(self) -> None:
+        self.watches += 1
+        query = {
+            "resourceVersion": self.resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(self.watch_seconds),
+        }
+        left = max(1.0, self.resync_seconds - (time.monotonic() - self._last_list))
+        query["timeoutSeconds"] = str(int(min(self.watch_seconds, left)))
+        for event in self.connection.stream(self.kind.path, query, self.read_timeout):
+            if self.stopped.is_set():
+                return
+            kind, obj = event.get("type"), event.get("object") or {}
+            if kind == "ERROR":
+                code = int(obj.get("code") or 500)
+                raise RemoteError(code, str(obj.get("reason", "")), str(obj.get("message", "")))
+            version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+            if kind != "BOOKMARK":
+                self.apply(self.kind.kind, str(kind), {**obj, "kind": self.kind.kind})
+            if version:
+                self.resource_version = version
+
+
+@dataclass(slots=True)
+class KubernetesCluster(SimulatedCluster):
+    """The simulated cluster's interface over a real API server (see the module docstring)."""
+
+    connection: Any = None
+    resync_seconds: float = 300.0
+    watch_seconds: int = 300
+    read_timeout: float = 60.0
+    sync_timeout: float = 60.0
+    reporting_instance: str = field(default_factory=lambda: f"schedconsole-{uuid.uuid4().hex[:8]}")
+    lock: Any = field(default_factory=threading.RLock)
+    informers: list[Informer] = field(default_factory=list)
+    versions: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Called instead of `fn()` for a request made while the scheduler's lock may be held: the
+    # scheduler's hook releases the lock on its API pool (see `Scheduler._api_unlocked`).
+    unlocked: Callable[[Callable[[], Any]], Any] = lambda fn: fn()
+    # Observers of the raw documents (shadow mode reads where the cluster's scheduler put pods).
+    doc_listeners: list[Callable[[str, str, dict[str, Any] | None, dict[str, Any] | None], None]] = field(default_factory=list)
+    _events_out: deque[dict[str, Any]] = field(default_factory=deque)
+    _events_wake: threading.Event = field(default_factory=threading.Event)
+    _broadcaster: threading.Thread | None = None
+    _docs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    post: Callable[[Callable[[], None]], None] = lambda task: task()
+    remote_api: bool = True
+    # Shadow mode: pending pods are renamed away from every profile (so nothing is queued or bound
+    # here) and every write is refused; see cluster/shadow.py.
+    shadow: bool = False
+
+    @classmethod
+    def open(cls, connection: Connection, clock: Clock | None = None, **options: Any) -> KubernetesCluster:
+        """List every kind once (the informers' initial sync); `watch_all` starts following."""
+        cluster = cls(clock=clock or Clock(), connection=connection, **options)
+        cluster.record_events = True
+        for kind in KINDS:
+            informer = Informer(
+                kind,
+                connection,
+                cluster._receive,
+                cluster._receive_list,
+                cluster.resync_seconds,
+                cluster.watch_seconds,
+                cluster.read_timeout,
+            )
+            informer.list_until_synced(cluster.sync_timeout)
+            cluster.informers.append(informer)
+        return cluster
+
+    def attach(self, lock: Any, unlocked: Callable[[Callable[[], Any]], Any], post: Callable[[Callable[[], None]], None]) -> None:
+        """Share the scheduler's lock, its unlocking runner for requests, and `post`, which runs a
+        task on the scheduling thread between cycles: informers hand their changes over that way
+        (parsed on their own thread), so they never wait for the lock the loop holds."""
+        self.lock = lock
+        self.unlocked = unlocked
+        self.post = post
+
+    def _receive(self, kind: str, type_: str, doc: dict[str, Any]) -> None:
+        """An informer's event: parse here, apply on the scheduling thread."""
+        parsed = None
+        if type_ == "MODIFIED" and kind == "Pod":
+            parsed = self._pod_status_change(doc)
+        if parsed is None and type_ != "DELETED" and kind in ("Pod", "Node"):
+            key = _key(doc)
+            try:
+                parsed = parse_pod(doc, f"pods/{key}") if kind == "Pod" else parse_node(doc, f"nodes/{key}")
+            except FieldError as exc:
+                log.warning("skipping %s %s: %s", kind, key, exc)
+                return
+        self.post(lambda: self._apply(kind, type_, doc, parsed=parsed))
+
+    def _pod_status_change(self, doc: dict[str, Any]) -> Any:
+        """A pod whose update changed only what the scheduler itself changes (nodeName by a
+        binding, phase, nomination, conditions): the cached pod with those fields replaced, without
+        parsing it again (a binding's update is most of what the pod watch delivers)."""
+        meta = doc.get("metadata") or {}
+        before = self._docs.get(("Pod", _key(doc)))
+        old = self.pods.get(meta.get("uid", ""))
+        if before is None or old is None:
+            return None
+        old_meta = before.get("metadata") or {}
+        for field_name in ("labels", "annotations", "deletionTimestamp", "ownerReferences"):
+            if meta.get(field_name) != old_meta.get(field_name):
+                return None
+        spec, old_spec = dict(doc.get("spec") or {}), dict(before.get("spec") or {})
+        node = spec.pop("nodeName", "") or ""
+        old_spec.pop("nodeName", None)
+        if spec != old_spec:
+            return None
+        status = doc.get("status") or {}
+        return old.with_changes(
+            node_name=node,
+            phase=status.get("phase") or old.phase,
+            nominated_node_name=status.get("nominatedNodeName") or "",
+            conditions=list(status.get("conditions") or []),
+        )
+
+    def _receive_list(self, kind: str, items: list[dict[str, Any]]) -> None:
+        """An informer's relist: diffed against the cache on the scheduling thread."""
+        self.post(lambda: self._replace_all(kind, items))
+
+    def watch_all(self) -> None:
+        """Start the informers' watches and the event broadcaster."""
+        for informer in self.informers:
+            if informer.installed:
+                informer.start()
+        self._broadcaster = threading.Thread(target=self._broadcast, name="event-broadcaster", daemon=True)
+        self._broadcaster.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the informers and the broadcaster (events queued are sent first)."""
+        for informer in self.informers:
+            informer.stop()
+        self._events_wake.set()
+        deadline = time.monotonic() + timeout
+        while self._events_out and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for informer in self.informers:
+            informer.join(max(0.0, deadline - time.monotonic()))
+        self._broadcaster = None
+
+    @property
+    def synced(self) -> bool:
+        """Whether every informer has listed."""
+        return all(i.synced.is_set() for i in self.informers)
+
+    # ----- the informers' changes -------------------------------------------------------------
+    def _replace_all(self, kind: str, items: list[dict[str, Any]]) -> None:
+        """A relist: apply what differs from the cache, delete what the list no longer has."""
+        with self.lock:
+            fresh = {_key(doc): doc for doc in items}
+            for key, doc in fresh.items():
+                if self.versions.get((kind, key)) != _rv(doc):
+                    self._apply(kind, "MODIFIED" if (kind, key) in self.versions else "ADDED", doc, force=True)
+            for known_kind, key in [k for k in self.versions if k[0] == kind]:
+                if key not in fresh:
+                    self._apply(kind, "DELETED", self._docs.get((known_kind, key)) or _doc_from_key(kind, key), force=True)
+
+    def _apply(self, kind: str, type_: str, doc: dict[str, Any], force: bool = False, parsed: Any = None) -> None:
+        key = _key(doc)
+        version = _rv(doc)
+        with self.lock:
+            known = self.versions.get((kind, key))
+            if type_ != "DELETED" and known is not None and version <= known and not force:
+                return  # already applied (a write's response came first)
+            old_doc = self._docs.get((kind, key))
+            if type_ == "DELETED":
+                if known is None:
+                    return
+                self.versions.pop((kind, key), None)
+                self._docs.pop((kind, key), None)
+            else:
+                self.versions[(kind, key)] = version
+                self._docs[(kind, key)] = doc
+            try:
+                self._apply_object(kind, type_, doc, key, parsed)
+            except FieldError as exc:
+                log.warning("skipping %s %s: %s", kind, key, exc)
+                return
+            for listener in self.doc_listeners:
+                listener(kind, type_, old_doc, None if type_ == "DELETED" else doc)
+
+    def _apply_object(self, kind: str, type_: str, doc: dict[str, Any], key: str, parsed: Any = None) -> None:
+        namespace, _, name = key.partition("/")
+        if kind == "Pod":
+            if type_ == "DELETED":
+                uid = (doc.get("metadata") or {}).get("uid") or self._uid_of(namespace, name)
+                old = self.pods.pop(uid, None) if uid else None
+                if old is not None:
+                    self.deleted[old.uid] = old
+                    self._emit(WatchEvent("Pod", "DELETED", old, None))
+                return
+            pod = parsed if parsed is not None else parse_pod(doc, f"pods/{key}")
+            if pod.priority is None:
+                pod.priority = 0
+            if self.shadow and not pod.node_name:
+                pod = pod.with_changes(scheduler_name=SHADOWED)
+            old = self.pods.get(pod.uid)
+            self.pods[pod.uid] = pod
+            self._emit(WatchEvent("Pod", "MODIFIED" if old is not None else "ADDED", old, pod))
+        elif kind == "Node":
+            if type_ == "DELETED":
+                self.delete_node(name)
+            else:
+                self.add_node(parsed if parsed is not None else parse_node(doc, f"nodes/{name}"))
+        elif kind == "Namespace":
+            if type_ == "DELETED":
+                self.namespaces.pop(name, None)
+            else:
+                self.put_namespace(parse_namespace(doc, f"namespaces/{name}"))
+        elif kind == "PriorityClass":
+            if type_ == "DELETED":
+                self.priority_classes.pop(name, None)
+            else:
+                self.priority_classes[name] = parse_priority_class(doc, f"priorityclasses/{name}")
+        elif kind == "PodDisruptionBudget":
+            if type_ == "DELETED":
+                self.pdbs.pop(key, None)
+            else:
+                self.pdbs[key] = parse_pdb(doc, f"poddisruptionbudgets/{key}")
+        elif type_ == "DELETED":
+            self.delete_object(kind, namespace, name)
+        else:
+            SimulatedCluster.update_object(self, kind, doc)
+
+    def _uid_of(self, namespace: str, name: str) -> str:
+        return next((p.uid for p in self.pods.values() if p.namespace == namespace and p.name == name), "")
+
+    def fresh_state(self) -> dict[tuple[str, str], int]:
+        """What a fresh list of every kind says now (kind and key → resourceVersion), for checking
+        that no informer is stale."""
+        out: dict[tuple[str, str], int] = {}
+        for informer in self.informers:
+            if not informer.installed:
+                continue
+            listed = self.connection.request("GET", informer.kind.path)
+            for item in listed.get("items") or []:
+                out[(informer.kind.kind, _key(item))] = _rv(item)
+        return out
+
+    # ----- writes ------------------------------------------------------------------------------
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        query: dict[str, Any] | None = None,
+    ) -> Any:
+        if self.shadow:
+            raise APIError(f"shadow mode changes nothing in the cluster ({method} {path} refused)")
+        connection = self.connection
+        return self.unlocked(lambda: connection.request(method, path, body, query=query, content_type=content_type))
+
+    def _apply_response(self, kind: str, doc: Any) -> None:
+        if isinstance(doc, dict) and doc.get("metadata"):
+            self._apply(kind, "MODIFIED", {**doc, "kind": kind})
+
+    def bind(self, pod: Any, node: str) -> None:
+        """POST the `pods/binding` subresource; the informer then sees the pod bound."""
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        self._call("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", binding)
+
+    def delete_pod(self, pod: Any) -> None:
+        """DELETE with a uid precondition (a pod of the same name created since is left alone)."""
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": pod.uid}}
+        try:
+            self._call("DELETE", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}", body)
+        except RemoteError as exc:
+            if exc.code == 409:  # the uid precondition failed: the pod we meant is gone
+                raise _not_found(f'pods "{pod.name}" not found') from None
+            raise
+
+    def set_nominated_node(self, pod: Any, node: str) -> Any:
+        """The status patch kube-scheduler makes (`nominatedNodeName`, null clears it)."""
+        patch = {"status": {"nominatedNodeName": node or None}}
+        doc = self._call(
+            "PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status", patch, "application/merge-patch+json"
+        )
+        self._apply_response("Pod", doc)
+        return self.pods.get(pod.uid, pod)
+
+    def add_pod_condition(self, pod: Any, condition: dict[str, Any]) -> Any:
+        """A strategic-merge status patch of one condition (conditions merge by type)."""
+        stamped = {**condition, "lastTransitionTime": format_time(self.clock.now())}
+        patch = {"status": {"conditions": [stamped]}}
+        doc = self._call(
+            "PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status", patch, "application/strategic-merge-patch+json"
+        )
+        self._apply_response("Pod", doc)
+        return self.pods.get(pod.uid, pod)
+
+    def patch_annotations(self, pod: Any, annotations: dict[str, str | None]) -> Any:
+        """A merge patch of metadata.annotations (None removes a key)."""
+        doc = self._call(
+            "PATCH",
+            f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}",
+            {"metadata": {"annotations": annotations}},
+            "application/merge-patch+json",
+        )
+        self._apply_response("Pod", doc)
+        return self.pods.get(pod.uid, pod)
+
+    def update_object(self, kind: str, doc: dict[str, Any]) -> None:
+        """A controller's status update of a PodGroup or Reservation (PUT `.../status`)."""
+        base = EXTENSION_PATHS.get(kind)
+        if base is None:
+            SimulatedCluster.update_object(self, kind, doc)
+            return
+        meta = doc.get("metadata") or {}
+        group_version, _, resource = base.removeprefix("/apis/").rpartition("/")
+        ns = meta.get("namespace") or ""
+        path = f"/apis/{group_version}/{'namespaces/' + ns + '/' if ns else ''}{resource}/{meta.get('name')}/status"
+        body = {**doc, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
+        updated = self._call("PUT", path, body)
+        self._apply_response(kind, updated)
+
+    def record(self, type_: str, reason: str, obj: str, message: str) -> None:
+        """Queue an `events.k8s.io/v1` Event for the broadcaster (never blocks the caller)."""
+        SimulatedCluster.record(self, type_, reason, obj, message)
+        if not self.record_events:
+            return
+        namespace, _, name = obj.rpartition("/")
+        namespace = namespace or "default"
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1e6) % 1000000:06d}Z"
+        uid = next((p.uid for p in self.pods.values() if p.namespace == namespace and p.name == name), "")
+        action = {"Scheduled": "Binding", "FailedScheduling": "Scheduling", "Preempted": "Preempting"}.get(reason, reason)
+        self._events_out.append(
+            {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {"name": f"{name}.{uuid.uuid4().hex[:16]}", "namespace": namespace},
+                "eventTime": stamp,
+                "reportingController": "default-scheduler",
+                "reportingInstance": self.reporting_instance,
+                "action": action,
+                "reason": reason,
+                "note": message,
+                "type": type_,
+                "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name, "uid": uid},
+            }
+        )
+        self._events_wake.set()
+
+    def _broadcast(self) -> None:
+        while True:
+            stopping = all(i.stopped.is_set() for i in self.informers)
+            while self._events_out:
+                event = self._events_out.popleft()
+                try:
+                    self.connection.request(
+                        "POST", f"/apis/events.k8s.io/v1/namespaces/{event['metadata']['namespace']}/events", body=event
+                    )
+                except RemoteError as exc:
+                    log.warning("event %s dropped: %s", event["reason"], exc)
+            if stopping:
+                return
+            self._events_wake.wait(0.5)
+            self._events_wake.clear()
+
+    def add_pod(self, pod: Any) -> None:
+        """Create a pod on the API server (the informer then adds it)."""
+        doc = pod.raw
+        doc.setdefault("metadata", {}).pop("resourceVersion", None)
+        try:
+            created = self._call("POST", f"/api/v1/namespaces/{pod.namespace}/pods", doc)
+        except RemoteError as exc:
+            raise api_error(str(exc), exc.reason) from None
+        self._apply("Pod", "ADDED", {**created, "kind": "Pod"})
+
+
+def _doc_from_key(kind: str, key: str) -> dict[str, Any]:
+    namespace, _, name = key.partition("/")
+    return {"kind": kind, "metadata": {"namespace": namespace, "name": name}}
+
+
+__all__ = ["Connection", "Informer", "KubernetesCluster", "RateLimiter", "RemoteError", "connect"]
