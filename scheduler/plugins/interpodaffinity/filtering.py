@@ -492,6 +492,8 @@ def _tables(state: PreFilterState, which: str, snapshot: Snapshot) -> dict[str, 
         return built
     built = state.pending_tables(which, snapshot.node_generation)
     if built is not None:
+        # A key whose every count went back to 0 reads as an absent key (as the dicts have it).
+        built = {key: table for key, table in built.items() if table.any()}
         state.tables[cache_key] = built
         return built
     built = {}
