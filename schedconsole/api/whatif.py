@@ -32,6 +32,14 @@ class WhatIf(ConsoleAPIView):
         return Response(engine("whatif", {"pod": _pod(data), "profile": data.get("profile")}, field="pod"))
 
 
+def _two_profiles(data: Any) -> list[str]:
+    """The body's `profiles`: exactly two names, or a 400 naming the field."""
+    profiles = data.get("profiles") if isinstance(data, dict) else None
+    if not isinstance(profiles, list) or len(profiles) != 2 or not all(isinstance(p, str) for p in profiles):
+        raise ValidationError({"profiles": [f"expected two profile names, got {profiles!r}"[:200]]})
+    return profiles
+
+
 class Compare(ConsoleAPIView):
     """One pod under two profiles, with per-node and per-plugin deltas."""
 
@@ -41,9 +49,7 @@ class Compare(ConsoleAPIView):
     def post(self, request: Request) -> Response:
         """Body `{"pod": Pod, "profiles": [a, b]}`."""
         data = request.data
-        profiles = data.get("profiles") if isinstance(data, dict) else None
-        if not isinstance(profiles, list) or len(profiles) != 2 or not all(isinstance(p, str) for p in profiles):
-            raise ValidationError({"profiles": [f"expected two profile names, got {profiles!r}"[:200]]})
+        profiles = _two_profiles(data)
         return Response(engine("compare", {"pod": _pod(data), "profiles": profiles}, field="pod"))
 
 
@@ -68,7 +74,5 @@ class CompareSummary(ConsoleAPIView):
     def post(self, request: Request) -> Response:
         """Body `{"pod": Pod, "profiles": [a, b]}` → both trimmed entries and per-node rows."""
         data = request.data
-        profiles = data.get("profiles") if isinstance(data, dict) else None
-        if not isinstance(profiles, list) or len(profiles) != 2 or not all(isinstance(p, str) for p in profiles):
-            raise ValidationError({"profiles": [f"expected two profile names, got {profiles!r}"[:200]]})
+        profiles = _two_profiles(data)
         return Response(engine("compare_summary", {"pod": _pod(data), "profiles": profiles}, field="pod"))
