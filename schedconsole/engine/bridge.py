@@ -758,6 +758,14 @@ __all__ = [
 ]
 
 
+def k8s_route(path: str) -> dict[str, str] | None:
+    """The group, version, resource, namespace, name and subresource a `/k8s` path names (the
+    engine's own HTTP front parses paths the same way)."""
+    from scheduler.cluster.httpserver import route
+
+    return route(path)
+
+
 def k8s_resources() -> list[dict[str, Any]]:
     """The resources `/k8s` serves, for discovery: name, kind, group, version, scope, verbs."""
     return [

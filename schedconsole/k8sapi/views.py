@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.csrf import csrf_exempt
 
 from schedconsole.accounts.permissions import OPERATOR, VIEWER, roles
-from schedconsole.engine.bridge import BadInput, k8s_resources, parse_documents
+from schedconsole.engine.bridge import BadInput, k8s_resources, k8s_route, parse_documents
 from schedconsole.engine.client import EngineCallError, acall
 from schedconsole.k8sapi.tables import table, wants_table
 
@@ -157,31 +157,6 @@ async def discovery(request: HttpRequest, path: str = "") -> HttpResponse:
 
 
 # ----- resources ---------------------------------------------------------------------------------
-def _route(path: str) -> dict[str, str] | None:
-    """The group, version, resource, namespace, name and subresource a resource path names."""
-    parts = [p for p in path.split("/") if p]
-    if parts[:2] == ["api", "v1"]:
-        group, version, rest = "", "v1", parts[2:]
-    elif len(parts) >= 3 and parts[0] == "apis":
-        group, version, rest = parts[1], parts[2], parts[3:]
-    else:
-        return None
-    names = {r["name"] for r in RESOURCES if (r["group"], r["version"]) == (group, version) and r["namespaced"]}
-    namespace = ""
-    if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] in names:
-        namespace, rest = rest[1], rest[2:]
-    if not rest or len(rest) > 3:
-        return None
-    return {
-        "group": group,
-        "version": version,
-        "resource": rest[0],
-        "namespace": namespace,
-        "name": rest[1] if len(rest) > 1 else "",
-        "subresource": rest[2] if len(rest) > 2 else "",
-    }
-
-
 def _body(request: HttpRequest) -> Any:
     raw = request.body
     if not raw:
@@ -204,7 +179,7 @@ async def _engine(payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 @csrf_exempt
 async def resource(request: HttpRequest, path: str) -> HttpResponse:
     """Every verb on a served resource (and its `binding` and `status` subresources)."""
-    route = _route(path)
+    route = k8s_route(path)
     if route is None:
         return status(404, "NotFound", "the server could not find the requested resource")
     method = request.method or "GET"
