@@ -50,10 +50,17 @@ def pod_doc(prefix: str, i: int, node: str | None = None) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"}, "spec": spec}
 
 
-def bare(nodes: int, init: int, pods: int) -> float:
-    out = subprocess.run([sys.executable, "-m", "scheduler", "bench", "--workload", "SchedulingBasic", "--nodes", str(nodes), "--init-pods", str(init), "--pods", str(pods)],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return float(json.loads(out.strip().splitlines()[-1])["pods_per_second"])
+def bare(nodes: int, init: int, pods: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-m", "scheduler", "bench", "--workload", "SchedulingBasic", "--nodes", str(nodes), "--init-pods", str(init), "--pods", str(pods),
+                          "--cpu-time"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    return {"pods_per_second": float(result["pods_per_second"]), "pods_per_cpu_second": float(result["pods_per_cpu_second"])}
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, every thread) a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _free_port() -> int:
@@ -131,19 +138,22 @@ def hosted(nodes: int, init: int, pods: int, clients: int) -> dict[str, Any]:
                 raise RuntimeError("websocket clients did not connect")
         body = json.dumps([pod_doc("pod", i) for i in range(pods)]).encode()
         console.request("POST", "/api/import/", body)
+        cpu_started = process_cpu(console.proc.pid)  # the import is parsed and stored by now
         with console.db() as db:
             deadline = time.monotonic() + 900
             while db.execute("SELECT COUNT(*) FROM cluster_binding WHERE pod LIKE 'bench/pod-%'").fetchone()[0] < pods:
                 if time.monotonic() > deadline:
                     raise RuntimeError("not every measured pod was bound")
-                time.sleep(0.25)
-            first = db.execute("SELECT MIN(at) FROM history_attempt WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
+                time.sleep(0.1)
+            cpu = process_cpu(console.proc.pid) - cpu_started
+            first = db.execute("SELECT MIN(at) FROM history_attempt WHERE pod LIKE 'bench/pod-%'").fetchone()[0] or db.execute("SELECT MIN(at) FROM cluster_binding WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
             last = db.execute("SELECT MAX(at) FROM cluster_binding WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
             attempts = db.execute("SELECT COUNT(*) FROM history_attempt WHERE pod LIKE 'bench/pod-%'").fetchone()[0]
             score_rows = sum(len(json.loads(d).get("scoreTable", {}).get("rows", [])) for (d,) in db.execute("SELECT detail FROM history_attempt"))
         seconds = _ts(last) - _ts(first)
         time.sleep(1.0)
-        result = {"pods": pods, "seconds": round(seconds, 3), "pods_per_second": round(pods / seconds, 1), "attempts_stored": attempts,
+        result = {"pods": pods, "seconds": round(seconds, 3), "pods_per_second": round(pods / seconds, 1), "cpu_seconds": round(cpu, 2),
+                  "pods_per_cpu_second": round(pods / cpu, 1), "attempts_stored": attempts,
                   "score_rows_stored": score_rows, "clients": clients, "ws_messages": received[0], "ws_missed": received[1]}
         return result
     finally:

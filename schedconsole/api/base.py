@@ -5,11 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from schedconsole.engine.bridge import LIST_LIMIT_MAX
 from schedconsole.engine.client import EngineCallError, call
 from schedconsole.profiles.models import AuditEntry
 
@@ -65,10 +69,37 @@ class ConsoleAPIView(APIView):
             )
 
 
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", int, description=f"rows per page (default {api_settings.PAGE_SIZE}, at most {LIST_LIMIT_MAX})"),
+    OpenApiParameter("offset", int, description="rows skipped"),
+]
+
+
+class ListPagination(LimitOffsetPagination):
+    """DRF's limit/offset paging (`PAGE_SIZE` rows by default) with a largest page."""
+
+    max_limit = LIST_LIMIT_MAX
+
+
+def window(request: Request) -> tuple[int, int]:
+    """The `offset` and `limit` a list request asks for (bad values fall back as DRF's do)."""
+    paginator = ListPagination()
+    limit = paginator.get_limit(request) or api_settings.PAGE_SIZE
+    return paginator.get_offset(request), limit
+
+
+def engine_page(request: Request, result: dict[str, Any]) -> Any:
+    """DRF's paged list body from a page the engine cut (`{"count", "results"}`): only the page
+    crosses from the engine, never the whole list."""
+    paginator = ListPagination()
+    paginator.request = request
+    paginator.offset, paginator.limit = window(request)
+    paginator.count = result["count"]
+    return paginator.get_paginated_response(result["results"])
+
+
 def page(request: Request, rows: list[Any], view: APIView) -> Any:
     """DRF's paged list body `{"count", "next", "previous", "results"}`."""
-    from rest_framework.settings import api_settings
-
     paginator = api_settings.DEFAULT_PAGINATION_CLASS()
     items = paginator.paginate_queryset(rows, request, view=view)
     return paginator.get_paginated_response(items)

@@ -7,25 +7,21 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from schedconsole.api.base import ConsoleAPIView, engine, page
+from schedconsole.api.base import PAGE_PARAMETERS, ConsoleAPIView, engine, engine_page, window
 
 
 class NodeList(ConsoleAPIView):
     """Every node of the cluster the engine schedules."""
 
     @extend_schema(operation_id="nodes_list",
-        parameters=[OpenApiParameter("zone", str, description="topology.kubernetes.io/zone"), OpenApiParameter("name", str, description="substring")],
+        parameters=[OpenApiParameter("zone", str, description="topology.kubernetes.io/zone"), OpenApiParameter("name", str, description="substring"), *PAGE_PARAMETERS],
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request) -> Response:
-        """A page of nodes."""
-        rows = engine("nodes")
-        zone, name = request.query_params.get("zone"), request.query_params.get("name")
-        if zone:
-            rows = [r for r in rows if r["labels"].get("topology.kubernetes.io/zone") == zone]
-        if name:
-            rows = [r for r in rows if name in r["name"]]
-        return page(request, rows, self)
+        """A page of nodes (`limit`, `offset`), cut by the engine."""
+        offset, limit = window(request)
+        query = {key: request.query_params.get(key, "") for key in ("zone", "name")}
+        return engine_page(request, engine("nodes", {**query, "offset": offset, "limit": limit}))
 
 
 class NodeDetail(ConsoleAPIView):

@@ -12,7 +12,16 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from schedconsole.api.base import ConsoleAPIView, EngineTimeoutError, EngineUnavailableError, audit, engine, page
+from schedconsole.api.base import (
+    PAGE_PARAMETERS,
+    ConsoleAPIView,
+    EngineTimeoutError,
+    EngineUnavailableError,
+    audit,
+    engine,
+    engine_page,
+    window,
+)
 from schedconsole.cluster.imports import run_import
 from schedconsole.engine.bridge import with_defaults
 
@@ -22,15 +31,12 @@ FILTERS = ("namespace", "phase", "node", "profile")
 class PodList(ConsoleAPIView):
     """Pods of the simulated cluster."""
 
-    @extend_schema(operation_id="pods_list", parameters=[OpenApiParameter(f, str) for f in FILTERS], responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="pods_list", parameters=[*(OpenApiParameter(f, str) for f in FILTERS), *PAGE_PARAMETERS], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        """A page of pods, filtered by namespace, phase, node and profile."""
-        rows = engine("pods")
-        for key in FILTERS:
-            want = request.query_params.get(key)
-            if want:
-                rows = [r for r in rows if (r.get(key) or "") == want]
-        return page(request, rows, self)
+        """A page of pods (`limit`, `offset`), filtered by namespace, phase, node and profile; cut by the engine."""
+        offset, limit = window(request)
+        query = {key: request.query_params.get(key, "") for key in FILTERS}
+        return engine_page(request, engine("pods", {**query, "offset": offset, "limit": limit}))
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
-from schedconsole.api.base import ConsoleAPIView, engine
+from schedconsole.api.base import ConsoleAPIView, engine, window
+from schedconsole.engine.bridge import LIST_LIMIT_MAX
 
 
 class Queue(ConsoleAPIView):
     """`active`, `backoff`, `unschedulable`, `gated`."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("limit", int, description=f"pods listed per queue (default {api_settings.PAGE_SIZE}, at most {LIST_LIMIT_MAX})"),
+            OpenApiParameter("offset", int, description="pods skipped in each queue"),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request: Request) -> Response:
-        """The scheduling queue now."""
-        return Response(engine("queue"))
+        """The scheduling queue now: per queue a page of its pods, and `counts` (pods in each queue)."""
+        offset, limit = window(request)
+        return Response(engine("queue", {"offset": offset, "limit": limit}))

@@ -488,9 +488,22 @@ class Engine:
         return pod_manifest(pod)
 
     # ----- reading -------------------------------------------------------------------------------------
-    def nodes(self) -> list[dict[str, Any]]:
-        """Every node with requested and allocatable per resource (from the snapshot's arrays)."""
-        return [self._node_summary(pos) for pos in range(self.scheduler.snapshot.num_nodes)]
+    def nodes(self, zone: str = "", name: str = "", offset: int = 0, limit: int | None = None) -> dict[str, Any]:
+        """A page of nodes (in the snapshot's order) with requested and allocatable per resource:
+        those in `zone` (`topology.kubernetes.io/zone`) whose name holds `name`. Only the page's
+        rows are built, so a page costs the same at 5000 nodes as at 50."""
+        snap = self.scheduler.snapshot
+        n = snap.num_nodes
+        keep = np.ones(n, dtype=bool)
+        if zone:
+            codes, values = snap.label_codes(ZONE_LABEL)
+            code = values.get(zone)
+            keep &= (codes[:n] == code) if code is not None else False
+        if name:
+            keep &= np.fromiter((name in node for node in snap.names[:n]), dtype=bool, count=n)
+        positions = np.flatnonzero(keep).tolist()
+        offset, limit = _window(offset, limit, len(positions))
+        return {"count": len(positions), "results": [self._node_summary(pos) for pos in positions[offset : offset + limit]]}
 
     def _node_summary(self, pos: int) -> dict[str, Any]:
         snap = self.scheduler.snapshot
@@ -516,41 +529,61 @@ class Engine:
             raise NotFound(f"cannot find node {name}")
         return {**self._node_summary(self.scheduler.snapshot.position[name]), "nodeInfo": node_info_json(info, {})}
 
-    def pods(self) -> list[dict[str, Any]]:
-        """Every live pod, with the queue it waits in when pending."""
+    def pods(self, namespace: str = "", phase: str = "", node: str = "", profile: str = "", offset: int = 0, limit: int | None = None) -> dict[str, Any]:
+        """A page of live pods (in creation order) with the queue each waits in when pending,
+        filtered by namespace, phase, node and profile (each an exact match when given)."""
+        chosen = [
+            p
+            for p in self.cluster.pods.values()
+            if (not namespace or p.namespace == namespace)
+            and (not phase or (p.phase or "Pending") == phase)
+            and (not node or (p.node_name or "") == node)
+            and (not profile or p.scheduler_name == profile)
+        ]
+        offset, limit = _window(offset, limit, len(chosen))
         where = self.scheduler.queue.where
-        return [pod_summary(p, where(p.uid)) for p in self.cluster.pods.values()]
+        return {"count": len(chosen), "results": [pod_summary(p, where(p.uid)) for p in chosen[offset : offset + limit]]}
 
     def pod_detail(self, namespace: str, name: str) -> dict[str, Any]:
         """One pod: summary and current document."""
         pod = self.find_pod(namespace, name)
         return {**pod_summary(pod, self.scheduler.queue.where(pod.uid)), "manifest": pod_manifest(pod)}
 
-    def queue(self) -> dict[str, list[dict[str, Any]]]:
-        """Pending pods by queue, with why each waits."""
+    def queue(self, offset: int = 0, limit: int | None = None) -> dict[str, Any]:
+        """Pending pods by queue, with why each waits: in each queue the pods `offset` to
+        `offset + limit` (creation order), and under `counts` how many each queue holds."""
         sched = self.scheduler
         q = sched.queue
-        out: dict[str, list[dict[str, Any]]] = {"active": [], "backoff": [], "unschedulable": [], "gated": []}
-        now = self.now()
+        members: dict[str, list[Pod]] = {"active": [], "backoff": [], "unschedulable": [], "gated": []}
         for pod in self.cluster.pods.values():
-            where = q.where(pod.uid)
-            if where not in out:
-                continue
-            info = q.info(pod.uid)
-            row: dict[str, Any] = {"pod": pod.key, "profile": pod.scheduler_name, "priority": pod.effective_priority, "attempts": info.attempts if info else 0}
-            if where == "gated" and info is not None:
-                row["reason"] = f"gated by {info.gated_by}: {info.gated_message}".rstrip(": ")
-            elif where == "unschedulable" and info is not None:
-                plugins = sorted(info.unschedulable_plugins | info.pending_plugins)
-                row["reason"] = f"rejected by {', '.join(plugins) or 'the scheduler'}; waits for a cluster event that may help"
-                row["plugins"] = plugins
-            elif where == "backoff" and info is not None:
-                row["reason"] = f"backing off after {info.attempts} failed attempt(s)"
-                row["retryIn"] = round(max(0.0, info.backoff_until - now), 3)
-            else:
-                row["reason"] = "waiting for its turn in activeQ"
-            out[where].append(row)
+            bucket = members.get(q.where(pod.uid) or "")
+            if bucket is not None:
+                bucket.append(pod)
+        counts = {name: len(pods) for name, pods in members.items()}
+        offset, limit = _window(offset, limit, max(counts.values()))
+        out: dict[str, Any] = {name: [] for name in members}
+        now = self.now()
+        for where, pods in members.items():
+            for pod in pods[offset : offset + limit]:
+                out[where].append(self._queue_row(pod, where, now))
+        out["counts"] = counts
         return out
+
+    def _queue_row(self, pod: Pod, where: str, now: float) -> dict[str, Any]:
+        info = self.scheduler.queue.info(pod.uid)
+        row: dict[str, Any] = {"pod": pod.key, "profile": pod.scheduler_name, "priority": pod.effective_priority, "attempts": info.attempts if info else 0}
+        if where == "gated" and info is not None:
+            row["reason"] = f"gated by {info.gated_by}: {info.gated_message}".rstrip(": ")
+        elif where == "unschedulable" and info is not None:
+            plugins = sorted(info.unschedulable_plugins | info.pending_plugins)
+            row["reason"] = f"rejected by {', '.join(plugins) or 'the scheduler'}; waits for a cluster event that may help"
+            row["plugins"] = plugins
+        elif where == "backoff" and info is not None:
+            row["reason"] = f"backing off after {info.attempts} failed attempt(s)"
+            row["retryIn"] = round(max(0.0, info.backoff_until - now), 3)
+        else:
+            row["reason"] = "waiting for its turn in activeQ"
+        return row
 
     # ----- what-if ---------------------------------------------------------------------------------
     def whatif(self, document: Any, profile: str | None) -> dict[str, Any]:
@@ -816,6 +849,16 @@ def build_check(document: Any) -> list[str]:
 # What the console's pages show, computed on the engine thread from the snapshot's arrays, paged
 # here so no answer carries the whole cluster (5000 nodes, 10000 pending pods).
 PAGE_LIMIT_MAX = 200
+LIST_LIMIT_MAX = 1000  # the REST lists' largest page (`?limit=`); the pages' own is PAGE_LIMIT_MAX
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def _window(offset: int, limit: int | None, count: int) -> tuple[int, int]:
+    """A list page's bounds: `limit` None is every row (the engine's own callers), else 1 to LIST_LIMIT_MAX."""
+    offset = max(0, int(offset))
+    if limit is None:
+        return offset, count
+    return offset, max(1, min(int(limit), LIST_LIMIT_MAX))
 NODE_SORTS = ("name", "cpu", "memory", "pods")
 PREVIEW_FIELDS = ("usageThresholds", "prodUsageThresholds", "resourceWeights", "dominantResourceWeight")
 _preview_versions = iter(range(-1, -(2**62), -1))

@@ -15,7 +15,7 @@ Op = Callable[[bridge.Engine, dict[str, Any]], Any]
 
 
 def _nodes(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
-    return engine.nodes()
+    return engine.nodes(payload.get("zone", ""), payload.get("name", ""), payload.get("offset", 0), payload.get("limit"))
 
 
 def _node(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
@@ -23,7 +23,8 @@ def _node(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
 
 
 def _pods(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
-    return engine.pods()
+    filters = {key: payload.get(key, "") for key in ("namespace", "phase", "node", "profile")}
+    return engine.pods(**filters, offset=payload.get("offset", 0), limit=payload.get("limit"))
 
 
 def _pod(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
@@ -31,7 +32,7 @@ def _pod(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
 
 
 def _queue(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
-    return engine.queue()
+    return engine.queue(payload.get("offset", 0), payload.get("limit"))
 
 
 def _create(engine: bridge.Engine, payload: dict[str, Any]) -> Any:

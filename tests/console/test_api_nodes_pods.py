@@ -148,3 +148,38 @@ def test_queue_says_why_a_pod_waits(engine, api) -> None:
     assert rows[0]["plugins"] == ["NodeResourcesFit"]
     assert "NodeResourcesFit" in rows[0]["reason"]
     settle(engine)
+
+
+def test_lists_are_paged_by_the_engine(engine, api) -> None:
+    """Only the page crosses from the engine: count is the whole filtered list, next/previous link pages."""
+    body = api.post("/api/import/", json.dumps([pod(f"p{i}", cpu="64", namespace="paged") for i in range(7)]), content_type="application/json")
+    assert body.status_code == 201, body.content
+    first = api.get("/api/pods/?namespace=paged&limit=3").json()
+    assert first["count"] == 7
+    assert [r["name"] for r in first["results"]] == ["p0", "p1", "p2"]
+    assert first["previous"] is None and "offset=3" in first["next"]
+    last = api.get("/api/pods/?namespace=paged&limit=3&offset=6").json()
+    assert [r["name"] for r in last["results"]] == ["p6"] and last["next"] is None
+    assert api.get("/api/pods/?namespace=paged&phase=Running").json()["count"] == 0
+    assert api.get("/api/pods/?namespace=paged&profile=default-scheduler&phase=Pending").json()["count"] == 7
+    nodes = api.get("/api/nodes/?limit=2&offset=1").json()
+    assert nodes["count"] == 3 and [n["name"] for n in nodes["results"]] == ["node-b", "node-c"]
+    assert api.get("/api/nodes/?zone=nowhere").json() == {"count": 0, "next": None, "previous": None, "results": []}
+    assert [n["name"] for n in api.get("/api/nodes/?name=-c").json()["results"]] == ["node-c"]
+
+    def waiting():
+        body = api.get("/api/queue/?limit=2&offset=1").json()
+        return body if body["counts"]["unschedulable"] == 7 else None
+
+    queue = wait_for(waiting)
+    assert [r["pod"] for r in queue["unschedulable"]] == ["paged/p1", "paged/p2"]
+    assert queue["counts"] == {"active": 0, "backoff": 0, "unschedulable": 7, "gated": 0}
+    settle(engine)
+
+
+def test_list_pages_have_a_largest_size() -> None:
+    from schedconsole.engine.bridge import LIST_LIMIT_MAX, _window
+
+    assert _window(5, 10**6, 3) == (5, LIST_LIMIT_MAX)
+    assert _window(-4, 0, 3) == (0, 1)
+    assert _window(0, None, 12345) == (0, 12345)
