@@ -248,16 +248,17 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     args = parser.parse_args()
     runs: dict[str, list[float]] = {"bare": [], "hosted": [], "hosted_ws": []}
+    cpu: dict[str, list[float]] = {"bare": [], "hosted": [], "hosted_ws": []}
     for _ in range(args.repeat):
-        rate = bare(args.nodes, args.init_pods, args.pods)
-        runs["bare"].append(rate)
-        print(json.dumps({"run": "bare", "pods_per_second": rate}), flush=True)
-        result = hosted(args.nodes, args.init_pods, args.pods, 0)
-        runs["hosted"].append(result["pods_per_second"])
-        print(json.dumps({"run": "hosted", **result}), flush=True)
-        result = hosted(args.nodes, args.init_pods, args.pods, args.clients)
-        runs["hosted_ws"].append(result["pods_per_second"])
-        print(json.dumps({"run": "hosted_ws", **result}), flush=True)
+        result = bare(args.nodes, args.init_pods, args.pods)
+        print(json.dumps({"run": "bare", **result}), flush=True)
+        runs["bare"].append(result["pods_per_second"])
+        cpu["bare"].append(result["pods_per_cpu_second"])
+        for name, clients in (("hosted", 0), ("hosted_ws", args.clients)):
+            result = hosted(args.nodes, args.init_pods, args.pods, clients)
+            print(json.dumps({"run": name, **result}), flush=True)
+            runs[name].append(result["pods_per_second"])
+            cpu[name].append(result["pods_per_cpu_second"])
     lat = latency(args.nodes, args.init_pods, args.concurrency, args.requests)
     print(json.dumps({"run": "nodes_route_latency", **lat}), flush=True)
     lat_wrk = latency_wrk(args.nodes, args.init_pods, args.concurrency, 15)
@@ -265,8 +266,10 @@ def main() -> None:
         print(json.dumps({"run": "nodes_route_latency", **lat_wrk}), flush=True)
         lat = lat_wrk
     med = {k: statistics.median(v) for k, v in runs.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     print(json.dumps({"summary": med, "hosted_vs_bare": round(med["hosted"] / med["bare"], 3), "ws_vs_hosted": round(med["hosted_ws"] / med["hosted"], 3),
-                      "nodes_route_p95_ms": lat["p95_ms"]}), flush=True)
+                      "per_cpu_second": med_cpu, "cpu_hosted_vs_bare": round(med_cpu["hosted"] / med_cpu["bare"], 3),
+                      "cpu_ws_vs_hosted": round(med_cpu["hosted_ws"] / med_cpu["hosted"], 3), "nodes_route_p95_ms": lat["p95_ms"]}), flush=True)
 
 
 if __name__ == "__main__":
