@@ -46,8 +46,9 @@ _CACHE_LINE_MAX = 160
 
 # What a line is (the first field of a parsed line).
 _BLANK, _DOC, _KEYLINE, _DASH_SCALAR, _DASH_SLOT, _DASH_KEY = range(6)
-# Stand-ins for values that must be new objects each time a cached line is used, and for "on later lines".
-_NEW_MAP, _NEW_SEQ, _LATER = object(), object(), object()
+# Stand-ins for values that must be new objects each time a cached line is used, for "on later
+# lines", and for "no scalar item held back".
+_NEW_MAP, _NEW_SEQ, _LATER, _NONE = object(), object(), object(), object()
 
 
 class Unsupported(Exception):
@@ -204,10 +205,20 @@ def read_block_documents(
     # A key (or sequence entry) whose value starts on a later line: its parent and key.
     slot_parent: _Open | None = None
     slot_key: Any = None
+    # A scalar entry of the streamed list, held back until the next line shows that it does not
+    # go on there (`- foo` then `  bar` is the one scalar "foo bar", which libyaml reads).
+    held: Any = _NONE
+    held_col = 0
     for line in lines:
         what, indent, col, key, value = parse(line)
         if what == _BLANK:
             continue
+        if held is not _NONE:
+            if indent > held_col:
+                raise Unsupported
+            yield make_item(number, streamed, held)
+            streamed += 1
+            held = _NONE
         if value is _NEW_MAP:
             value = {}
         elif value is _NEW_SEQ:
@@ -282,8 +293,7 @@ def read_block_documents(
                 top.value[key] = value
         elif what == _DASH_SCALAR:
             if top.stream:
-                yield make_item(number, streamed, value)
-                streamed += 1
+                held, held_col = value, top.col
             else:
                 top.value.append(value)
         elif what == _DASH_SLOT:
@@ -301,6 +311,9 @@ def read_block_documents(
                 slot_parent, slot_key = top, key
             else:
                 entry[key] = value
+    if held is not _NONE:
+        yield make_item(number, streamed, held)
+        streamed += 1
     if in_doc:
         if slot_parent is not None:
             if slot_parent.stream:
