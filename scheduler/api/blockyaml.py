@@ -33,6 +33,9 @@ _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`<")
 # Control characters, line breaks other than \n (YAML 1.1 counts \x85, \u2028, \u2029), tabs,
 # BOMs inside the text and what libyaml refuses as non-printable.
 _ODD = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ufeff\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+# The ASCII characters `_ODD` lets through: deleting them from ASCII text leaves the odd ones
+# (bytes.translate runs ten times as fast as the search on large files, which are ASCII).
+_ASCII_FINE = bytes(range(0x20, 0x7F)) + b"\n"
 _KEY = re.compile(
     r"""(?:([^\s\-?:,\[\]{}#&*!|>'"%@`<][^\s:#]*(?:\ +[^\s:#]+)*)"""
     r"""|'((?:[^']|'')*)'|"([^"\\]*)"):(?:\ +(.*))?$"""
@@ -64,7 +67,10 @@ def checked_lines(chunks: Iterable[str]) -> Iterator[str]:
             first = False
             if chunk.startswith("\ufeff"):
                 chunk = chunk[1:]
-        if _ODD.search(chunk) is not None:
+        if chunk.isascii():
+            if chunk.encode("ascii").translate(None, _ASCII_FINE):
+                raise Unsupported
+        elif _ODD.search(chunk) is not None:
             raise Unsupported
         lines = (tail + chunk).split("\n")
         tail = lines.pop()

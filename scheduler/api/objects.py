@@ -745,7 +745,11 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
 
 def refresh_requests(pod: Pod) -> None:
     """Compute the pod's integer requests and non-zero cpu/memory once, as the queue needs them."""
-    pod.requests = to_resource_list(pod_requests(pod))
+    if len(pod.containers) == 1 and not pod.init_containers and not pod.overhead and not pod.pod_requests:
+        # The usual pod: its one container's requests are what pod_requests adds up.
+        pod.requests = to_resource_list(pod.containers[0].requests)
+    else:
+        pod.requests = to_resource_list(pod_requests(pod))
     every = pod.containers + pod.init_containers
     # The usual pod requests cpu and memory in every container: non-zero requests are its requests.
     if all(CPU in c.requests and MEMORY in c.requests for c in every):

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.api import selectors
+from scheduler.api.blockyaml import _ODD, Unsupported, checked_lines
 from scheduler.api.documents import MAX_DEPTH, DocumentError, Item, read_documents
 from scheduler.api.fields import (
     FieldError,
@@ -36,7 +37,7 @@ from scheduler.api.fields import (
     string_map,
     timestamp,
 )
-from scheduler.api.objects import _field_amounts, _resource_amounts, pack, parse_pod, unpack
+from scheduler.api.objects import _field_amounts, _resource_amounts, pack, parse_pod, pod_requests, to_resource_list, unpack
 
 scalars = st.one_of(
     st.none(),
@@ -201,3 +202,31 @@ def test_streamed_json_items_nest_up_to_the_limit(shape: str) -> None:
     assert len(read(MAX_DEPTH - 2)) == 1
     with pytest.raises(DocumentError, match=f"nesting deeper than {MAX_DEPTH} levels"):
         read(MAX_DEPTH - 1)
+
+
+@pytest.mark.parametrize("code", range(128))
+def test_ascii_check_of_the_line_reader_refuses_what_the_pattern_refuses(code: int) -> None:
+    text = f"a: x{chr(code)}y\n" * 3
+    try:
+        list(checked_lines([text]))
+        refused = False
+    except Unsupported:
+        refused = True
+    assert refused == (_ODD.search(text) is not None)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.lists(st.fixed_dictionaries({"name": st.just("c")}, optional={"resources": st.fixed_dictionaries({}, optional={
+        "requests": st.dictionaries(st.sampled_from(["cpu", "memory", "example.com/gpu"]), st.sampled_from(["0", "100m", "1.5", "1Gi", "3"]), max_size=3),
+        "limits": st.dictionaries(st.sampled_from(["cpu", "memory"]), st.sampled_from(["200m", "2Gi", "4"]), max_size=2),
+    })}), min_size=1, max_size=2),
+    st.booleans(),
+)
+def test_one_container_requests_equal_the_sum(containers: list[dict[str, Any]], overhead: bool) -> None:
+    spec: dict[str, Any] = {"containers": containers}
+    if overhead:
+        spec["overhead"] = {"cpu": "10m"}
+    pod = parse_pod({"metadata": {"name": "p"}, "spec": spec})
+    assert pod.requests == to_resource_list(pod_requests(pod))
+    assert list(pod.requests) == list(to_resource_list(pod_requests(pod)))
