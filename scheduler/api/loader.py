@@ -382,8 +382,9 @@ def _collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        gc.freeze()
-        gc.unfreeze()
+        if gc.get_freeze_count() == 0:  # else unfreezing would undo a freeze made by the host
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 
