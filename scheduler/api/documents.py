@@ -534,7 +534,9 @@ def _json_documents(text: str, stream_items: bool, strict_keys: bool) -> Iterato
             raise DocumentError(f"nesting deeper than {MAX_DEPTH} levels", *_position(text, index)) from None
         except ValueError as exc:  # duplicate keys, integers too long to convert
             raise DocumentError(f"{exc}", *_position(text, index)) from None
-        if type(value) is dict or type(value) is list:
+        # A value nests at most as deep as it has opening brackets (those inside strings only
+        # add to the count): the usual object has far fewer than the limit, and is not walked.
+        if (type(value) is dict or type(value) is list) and text.count("{", index, end) + text.count("[", index, end) > MAX_DEPTH - nested:
             try:
                 check_depth(value, MAX_DEPTH - nested)
             except DocumentError:

@@ -104,6 +104,88 @@ def string_map(value: Any, path: str) -> dict[str, str]:
     return out
 
 
+# ----- Reads of one field of a mapping -----------------------------------------------------
+# The loader reads millions of fields from large files: these take the mapping, the key and
+# the mapping's path, and build the field's path (`join(path, key)`) only when the value is
+# bad, then report it through the functions above, so messages are the same as theirs.
+
+
+def field_map(data: dict[str, Any], key: str, path: str) -> dict[str, Any]:
+    """`mapping(data.get(key), join(path, key))`."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if type(value) is dict:
+        return value
+    return mapping(value, join(path, key))
+
+
+def field_list(data: dict[str, Any], key: str, path: str) -> list[Any]:
+    """`sequence(data.get(key), join(path, key))`."""
+    value = data.get(key)
+    if value is None:
+        return []
+    if type(value) is list:
+        return value
+    return sequence(value, join(path, key))
+
+
+def field_str(data: dict[str, Any], key: str, path: str, default: str = "") -> str:
+    """`string(data.get(key), join(path, key), default)`."""
+    value = data.get(key)
+    if type(value) is str:
+        return value
+    if value is None:
+        return default
+    return string(value, join(path, key), default)
+
+
+def field_int(data: dict[str, Any], key: str, path: str, default: int | None = None) -> int | None:
+    """`integer(data.get(key), join(path, key), default)`."""
+    value = data.get(key)
+    if type(value) is int:
+        return value
+    if value is None:
+        return default
+    return integer(value, join(path, key), default)
+
+
+def field_bool(data: dict[str, Any], key: str, path: str, default: bool = False) -> bool:
+    """`boolean(data.get(key), join(path, key), default)`."""
+    value = data.get(key)
+    if type(value) is bool:
+        return value
+    if value is None:
+        return default
+    return boolean(value, join(path, key), default)
+
+
+def field_string_map(data: dict[str, Any], key: str, path: str) -> dict[str, str]:
+    """`string_map(data.get(key), join(path, key))`."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if type(value) is dict:
+        for name, item in value.items():
+            if type(name) is not str or type(item) is not str:
+                break
+        else:
+            return dict(value)
+    return string_map(value, join(path, key))
+
+
+def field_time(data: dict[str, Any], key: str, path: str) -> float | None:
+    """`timestamp(data.get(key), join(path, key))`."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if type(value) is str:
+        seconds = _seconds(value)
+        if seconds is not None:
+            return seconds
+    return timestamp(value, join(path, key))
+
+
 def timestamp(value: Any, path: str) -> float | None:
     """An RFC 3339 time as seconds since the epoch; null stays None."""
     if value is None:

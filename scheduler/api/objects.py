@@ -1,6 +1,6 @@
 """The Kubernetes objects a scheduler reads, parsed from `kubectl get -o yaml` form.
 
-Only the fields scheduling uses are modelled; the decoded document is kept (packed: pickled
+Only the fields scheduling uses are modelled; the decoded document is kept (packed: marshalled
 bytes take a fifth of the memory of the dicts) and `raw` gives it back, so nothing the user
 wrote is lost when an object is written back out.
 """
@@ -8,6 +8,7 @@ wrote is lost when an object is written back out.
 from __future__ import annotations
 
 import copy
+import marshal
 import pickle
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -17,14 +18,19 @@ from typing import Any
 from scheduler.api.fields import (
     boolean,
     fail,
+    field_bool,
+    field_int,
+    field_list,
+    field_map,
+    field_str,
+    field_string_map,
+    field_time,
     integer,
     join,
     mapping,
     sequence,
     shown,
     string,
-    string_map,
-    timestamp,
 )
 from scheduler.api.quantity import MAX_INT64, QuantityError, parse_quantity
 from scheduler.api.selectors import (
@@ -57,13 +63,19 @@ ResourceList = dict[str, int]
 
 def pack(doc: dict[str, Any]) -> bytes:
     """A decoded document in compact form (large clusters keep 100000 of them)."""
-    return pickle.dumps(doc, pickle.HIGHEST_PROTOCOL)
+    # marshal writes JSON's types (all a decoded document holds) in about half the time pickle
+    # takes; the bytes never leave this process (marshal's format may change between versions).
+    try:
+        return marshal.dumps(doc)
+    except ValueError:  # a type outside JSON's, from a caller's own decoding (a datetime)
+        return pickle.dumps(doc, pickle.HIGHEST_PROTOCOL)
 
 
 def unpack(packed: bytes) -> dict[str, Any]:
     """A fresh copy of a packed document."""
     # Safe: only bytes this process packed itself are ever unpacked.
-    doc: dict[str, Any] = pickle.loads(packed)
+    # Pickles start with PROTO (0x80); marshal's first byte is a type code, never 0x80 alone.
+    doc: dict[str, Any] = pickle.loads(packed) if packed[:1] == b"\x80" else marshal.loads(packed)
     return doc
 
 
@@ -75,6 +87,25 @@ def _resource_amounts(raw: Any, path: str) -> dict[str, Fraction]:
         except QuantityError as exc:
             fail(join(path, str(name)), str(exc))
         out[str(name)] = amount
+    return out
+
+
+def _field_amounts(data: dict[str, Any], key: str, path: str) -> dict[str, Fraction]:
+    """`_resource_amounts(data.get(key), join(path, key))`, joining the path only on an error."""
+    raw = data.get(key)
+    if raw is None:
+        return {}
+    if type(raw) is not dict:
+        return _resource_amounts(raw, join(path, key))
+    out: dict[str, Fraction] = {}
+    for name, qty in raw.items():
+        if type(qty) is str and type(name) is str:
+            try:
+                out[name] = _amount(qty)
+                continue
+            except QuantityError:
+                pass
+        return _resource_amounts(raw, join(path, key))
     return out
 
 
@@ -140,36 +171,35 @@ class ObjectMeta:
 def parse_meta(raw: Any, path: str, namespaced: bool) -> ObjectMeta:
     """Parse metadata; a namespaced object without a namespace lives in `default`."""
     data = mapping(raw, path)
-    name = string(data.get("name"), join(path, "name"))
+    name = field_str(data, "name", path)
     if not name:
         fail(join(path, "name"), "is required")
-    namespace = string(data.get("namespace"), join(path, "namespace"), "default") or "default"
+    namespace = field_str(data, "namespace", path, "default") or "default"
     owners = []
     references = []
-    for i, ref in enumerate(sequence(data.get("ownerReferences"), join(path, "ownerReferences"))):
+    for i, ref in enumerate(field_list(data, "ownerReferences", path)):
         where = join(join(path, "ownerReferences"), i)
         ref_map = mapping(ref, where)
         owners.append((str(ref_map.get("kind", "")), str(ref_map.get("name", ""))))
         references.append(
             OwnerReference(
-                api_version=string(ref_map.get("apiVersion"), join(where, "apiVersion")),
-                kind=string(ref_map.get("kind"), join(where, "kind")),
-                name=string(ref_map.get("name"), join(where, "name")),
-                controller=boolean(ref_map.get("controller"), join(where, "controller")),
-                uid=string(ref_map.get("uid"), join(where, "uid")),
+                api_version=field_str(ref_map, "apiVersion", where),
+                kind=field_str(ref_map, "kind", where),
+                name=field_str(ref_map, "name", where),
+                controller=field_bool(ref_map, "controller", where),
+                uid=field_str(ref_map, "uid", where),
                 controller_written=ref_map.get("controller"),
             )
         )
     return ObjectMeta(
         name=name,
         namespace=namespace if namespaced else "",
-        uid=string(data.get("uid"), join(path, "uid"))
-        or (f"uid-{namespace}-{name}" if namespaced else f"uid-{name}"),
-        labels=string_map(data.get("labels"), join(path, "labels")),
-        annotations=string_map(data.get("annotations"), join(path, "annotations")),
+        uid=field_str(data, "uid", path) or (f"uid-{namespace}-{name}" if namespaced else f"uid-{name}"),
+        labels=field_string_map(data, "labels", path),
+        annotations=field_string_map(data, "annotations", path),
         owner_kinds=tuple(owners),
-        creation_timestamp=timestamp(data.get("creationTimestamp"), join(path, "creationTimestamp")),
-        deletion_timestamp=timestamp(data.get("deletionTimestamp"), join(path, "deletionTimestamp")),
+        creation_timestamp=field_time(data, "creationTimestamp", path),
+        deletion_timestamp=field_time(data, "deletionTimestamp", path),
         owner_references=tuple(references),
     )
 
@@ -198,30 +228,36 @@ class Container:
 def parse_container(raw: Any, path: str, init: bool) -> Container:
     """Parse a container; requests default to limits as the API server defaults them."""
     data = mapping(raw, path)
-    resources = mapping(data.get("resources"), join(path, "resources"))
-    requests = _resource_amounts(resources.get("requests"), join(join(path, "resources"), "requests"))
-    limits = _resource_amounts(resources.get("limits"), join(join(path, "resources"), "limits"))
-    for name, amount in limits.items():
-        requests.setdefault(name, amount)
+    resources = field_map(data, "resources", path)
+    if resources:
+        resources_path = join(path, "resources")
+        requests = _field_amounts(resources, "requests", resources_path)
+        limits = _field_amounts(resources, "limits", resources_path)
+        for name, amount in limits.items():
+            requests.setdefault(name, amount)
+    else:
+        requests, limits = {}, {}
     ports = []
-    for i, port in enumerate(sequence(data.get("ports"), join(path, "ports"))):
+    for i, port in enumerate(field_list(data, "ports", path)):
+        if type(port) is dict and port.get("hostPort") is None:
+            continue  # no host port: nothing else of it is read
         where = join(join(path, "ports"), i)
         pmap = mapping(port, where)
-        host_port = integer(pmap.get("hostPort"), join(where, "hostPort"), 0) or 0
+        host_port = field_int(pmap, "hostPort", where, 0) or 0
         if not 0 <= host_port <= 65535:
             fail(join(where, "hostPort"), f"must be between 0 and 65535, got {host_port}")
         if host_port > 0:
             ports.append(
                 ContainerPort(
-                    string(pmap.get("hostIP"), join(where, "hostIP")),
-                    string(pmap.get("protocol"), join(where, "protocol"), "TCP") or "TCP",
+                    field_str(pmap, "hostIP", where),
+                    field_str(pmap, "protocol", where, "TCP") or "TCP",
                     host_port,
                 )
             )
-    restart = string(data.get("restartPolicy"), join(path, "restartPolicy"))
+    restart = field_str(data, "restartPolicy", path)
     return Container(
-        name=string(data.get("name"), join(path, "name")),
-        image=string(data.get("image"), join(path, "image")),
+        name=field_str(data, "name", path),
+        image=field_str(data, "image", path),
         requests=requests,
         ports=tuple(ports),
         restartable=init and restart == "Always",
@@ -451,11 +487,17 @@ def parse_volumes(raw: Any, path: str) -> tuple[Volume, ...]:
     for i, item in enumerate(sequence(raw, path)):
         where = join(path, i)
         data = mapping(item, where)
-        name = string(data.get("name"), join(where, "name"))
-        source = next((k for k in data if k != "name"), "emptyDir")
-        body = mapping(data.get(source), join(where, source)) if isinstance(data.get(source), dict) else {}
+        name = field_str(data, "name", where)
+        source = "emptyDir"
+        for key in data:
+            if key != "name":
+                source = key
+                break
+        body = data.get(source)
+        if type(body) is not dict:
+            body = {}
         sp = join(where, source)
-        read_only = boolean(body.get("readOnly"), join(sp, "readOnly"))
+        read_only = field_bool(body, "readOnly", sp)
         if source == "persistentVolumeClaim":
             out.append(Volume(name, source, claim_name=string(body.get("claimName"), join(sp, "claimName")), read_only=read_only))
         elif source == "ephemeral":
@@ -646,47 +688,53 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
     """Parse a v1 Pod document."""
     doc = mapping(raw, path)
     meta = parse_meta(doc.get("metadata"), join(path, "metadata"), namespaced=True)
-    spec = mapping(doc.get("spec"), join(path, "spec"))
-    status = mapping(doc.get("status"), join(path, "status"))
+    spec = field_map(doc, "spec", path)
+    status = field_map(doc, "status", path)
     sp = join(path, "spec")
+    st = join(path, "status")
     containers = tuple(
         parse_container(c, join(join(sp, "containers"), i), init=False)
-        for i, c in enumerate(sequence(spec.get("containers"), join(sp, "containers")))
+        for i, c in enumerate(field_list(spec, "containers", sp))
     )
     init_containers = tuple(
         parse_container(c, join(join(sp, "initContainers"), i), init=True)
-        for i, c in enumerate(sequence(spec.get("initContainers"), join(sp, "initContainers")))
+        for i, c in enumerate(field_list(spec, "initContainers", sp))
     )
     gates = []
-    for i, gate in enumerate(sequence(spec.get("schedulingGates"), join(sp, "schedulingGates"))):
+    for i, gate in enumerate(field_list(spec, "schedulingGates", sp)):
         gates.append(string(mapping(gate, join(join(sp, "schedulingGates"), i)).get("name"), join(join(join(sp, "schedulingGates"), i), "name")))
-    policy = string(spec.get("preemptionPolicy"), join(sp, "preemptionPolicy"))
+    policy = field_str(spec, "preemptionPolicy", sp)
     if policy and policy not in ("PreemptLowerPriority", "Never"):
         fail(join(sp, "preemptionPolicy"), f"unsupported value {shown(policy)}; valid: PreemptLowerPriority, Never")
-    pod_level = mapping(spec.get("resources"), join(sp, "resources"))
-    pod_reqs = _resource_amounts(pod_level.get("requests"), join(join(sp, "resources"), "requests"))
-    for name, amount in _resource_amounts(pod_level.get("limits"), join(join(sp, "resources"), "limits")).items():
-        pod_reqs.setdefault(name, amount)
-    conditions = [dict(mapping(c, join(join(join(path, "status"), "conditions"), i))) for i, c in enumerate(sequence(status.get("conditions"), join(join(path, "status"), "conditions")))]
+    pod_level = field_map(spec, "resources", sp)
+    if pod_level:
+        pod_reqs = _field_amounts(pod_level, "requests", join(sp, "resources"))
+        for name, amount in _field_amounts(pod_level, "limits", join(sp, "resources")).items():
+            pod_reqs.setdefault(name, amount)
+    else:
+        pod_reqs = {}
+    conditions = [dict(mapping(c, join(join(st, "conditions"), i))) for i, c in enumerate(field_list(status, "conditions", st))]
+    affinity = spec.get("affinity")
+    spread = spec.get("topologySpreadConstraints")
     pod = Pod(
         meta=meta,
-        node_name=string(spec.get("nodeName"), join(sp, "nodeName")),
-        scheduler_name=string(spec.get("schedulerName"), join(sp, "schedulerName")) or DEFAULT_SCHEDULER_NAME,
-        priority=integer(spec.get("priority"), join(sp, "priority")),
-        priority_class_name=string(spec.get("priorityClassName"), join(sp, "priorityClassName")),
+        node_name=field_str(spec, "nodeName", sp),
+        scheduler_name=field_str(spec, "schedulerName", sp) or DEFAULT_SCHEDULER_NAME,
+        priority=field_int(spec, "priority", sp),
+        priority_class_name=field_str(spec, "priorityClassName", sp),
         preemption_policy=policy,
-        node_selector=string_map(spec.get("nodeSelector"), join(sp, "nodeSelector")),
-        affinity=parse_affinity(spec.get("affinity"), join(sp, "affinity"), meta),
+        node_selector=field_string_map(spec, "nodeSelector", sp),
+        affinity=None if affinity is None else parse_affinity(affinity, join(sp, "affinity"), meta),
         tolerations=parse_tolerations(spec.get("tolerations"), join(sp, "tolerations")),
-        spread_constraints=parse_spread_constraints(spec.get("topologySpreadConstraints"), join(sp, "topologySpreadConstraints")),
+        spread_constraints=() if spread is None else parse_spread_constraints(spread, join(sp, "topologySpreadConstraints")),
         scheduling_gates=tuple(gates),
         containers=containers,
         init_containers=init_containers,
-        overhead=_resource_amounts(spec.get("overhead"), join(sp, "overhead")),
+        overhead=_field_amounts(spec, "overhead", sp),
         pod_requests={k: v for k, v in pod_reqs.items() if k in (CPU, MEMORY)},
-        phase=string(status.get("phase"), join(join(path, "status"), "phase"), "Pending") or "Pending",
-        nominated_node_name=string(status.get("nominatedNodeName"), join(join(path, "status"), "nominatedNodeName")),
-        start_time=timestamp(status.get("startTime"), join(join(path, "status"), "startTime")),
+        phase=field_str(status, "phase", st, "Pending") or "Pending",
+        nominated_node_name=field_str(status, "nominatedNodeName", st),
+        start_time=field_time(status, "startTime", st),
         conditions=conditions,
         packed=pack(doc),
         volumes=parse_volumes(spec.get("volumes"), join(sp, "volumes")),
@@ -697,7 +745,11 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
 
 def refresh_requests(pod: Pod) -> None:
     """Compute the pod's integer requests and non-zero cpu/memory once, as the queue needs them."""
-    pod.requests = to_resource_list(pod_requests(pod))
+    if len(pod.containers) == 1 and not pod.init_containers and not pod.overhead and not pod.pod_requests:
+        # The usual pod: its one container's requests are what pod_requests adds up.
+        pod.requests = to_resource_list(pod.containers[0].requests)
+    else:
+        pod.requests = to_resource_list(pod_requests(pod))
     every = pod.containers + pod.init_containers
     # The usual pod requests cpu and memory in every container: non-zero requests are its requests.
     if all(CPU in c.requests and MEMORY in c.requests for c in every):
@@ -755,11 +807,11 @@ def parse_node(raw: Any, path: str = "") -> Node:
     """Parse a v1 Node document."""
     doc = mapping(raw, path)
     meta = parse_meta(doc.get("metadata"), join(path, "metadata"), namespaced=False)
-    spec = mapping(doc.get("spec"), join(path, "spec"))
-    status = mapping(doc.get("status"), join(path, "status"))
+    spec = field_map(doc, "spec", path)
+    status = field_map(doc, "status", path)
     st = join(path, "status")
-    capacity = _resource_amounts(status.get("capacity"), join(st, "capacity"))
-    allocatable = _resource_amounts(status.get("allocatable"), join(st, "allocatable"))
+    capacity = _field_amounts(status, "capacity", st)
+    allocatable = _field_amounts(status, "allocatable", st)
     for where, amounts in (("allocatable", allocatable), ("capacity", capacity)):
         cpu = amounts.get(CPU)
         if cpu is not None and cpu * 1000 > MAX_INT64:

@@ -219,8 +219,43 @@ def parse_taints(raw: Any, path: str) -> tuple[Taint, ...]:
     return tuple(out)
 
 
+_TOLERATIONS: dict[tuple[tuple[Any, ...], ...], tuple[Toleration, ...]] = {}
+_TOLERATIONS_MAX = 4096
+
+
+def _tolerations_key(raw: list[Any]) -> tuple[tuple[Any, ...], ...] | None:
+    """What parse_tolerations reads of a list, as a key for the lists seen before; None when
+    an entry is not a mapping. Unhashable values make the lookup fail (then the list is parsed)."""
+    key = []
+    for entry in raw:
+        if type(entry) is not dict:
+            return None
+        seconds = entry.get("tolerationSeconds")
+        # The type tells 300 from 300.0 and True from 1, which compare equal but are not all valid.
+        key.append((entry.get("operator"), entry.get("effect"), entry.get("key"), entry.get("value"), seconds, type(seconds)))
+    return tuple(key)
+
+
 def parse_tolerations(raw: Any, path: str) -> tuple[Toleration, ...]:
-    """Parse a pod's spec.tolerations."""
+    """Parse a pod's spec.tolerations (pods of one workload repeat theirs: each list is parsed once)."""
+    if type(raw) is not list or not raw:
+        return _parse_tolerations(raw, path)
+    key = _tolerations_key(raw)
+    if key is None:
+        return _parse_tolerations(raw, path)
+    try:
+        found = _TOLERATIONS.get(key)
+    except TypeError:  # a list or mapping where a scalar belongs: the parser names it
+        return _parse_tolerations(raw, path)
+    if found is None:
+        found = _parse_tolerations(raw, path)  # raises on a bad list, which is never stored
+        if len(_TOLERATIONS) >= _TOLERATIONS_MAX:
+            _TOLERATIONS.clear()
+        _TOLERATIONS[key] = found
+    return found
+
+
+def _parse_tolerations(raw: Any, path: str) -> tuple[Toleration, ...]:
     out = []
     for i, item in enumerate(sequence(raw, path)):
         where = join(path, i)

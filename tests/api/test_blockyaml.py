@@ -131,6 +131,10 @@ CASES = [
     ("bad integer", "a: 0b\n"),
     ("crlf", "a: 1\r\nb: 2\r\n"),
     ("error on the line after an item (found by hypothesis)", "items:\n- []\nkind:-  List\n"),
+    ("streamed scalar going on on the next line", "items:\n- foo\n  bar\nkind: List\n"),
+    ("streamed scalar going on, then an error (found by hypothesis)", "items:\n- a b:-  '0'\n  apiVersion: null\n  kind: null\nkind: List\n"),
+    ("streamed scalars at the end", "items:\n- a\n- b\n"),
+    ("streamed scalar before a document", "items:\n- a\n---\nb: 1\n"),
 ]
 
 

@@ -275,3 +275,20 @@ def test_loading_restores_the_garbage_collector() -> None:
     with pytest.raises(LoadError):
         load_cluster_text("kind: 5\n", "upload.yaml")
     assert gc.isenabled()
+
+
+def test_loading_keeps_a_hosts_frozen_objects_frozen() -> None:
+    # Objects built while paused go to the oldest generation (freeze then unfreeze), unless the
+    # host has frozen objects of its own (the console does after its first load): those stay frozen.
+    before = gc.get_freeze_count()
+    load_cluster_text(NODE, "upload.yaml")
+    assert gc.get_freeze_count() == before
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        load_cluster_text(NODE, "upload.yaml")
+        assert gc.get_freeze_count() == frozen
+    finally:
+        if before == 0:
+            gc.unfreeze()
