@@ -1117,6 +1117,11 @@ def _amount(resource: str, value: int) -> str:
     return str(value)
 
 
+def _nodes(count: int) -> str:
+    """`1 node`, `3 nodes`."""
+    return f"{count} node" if count == 1 else f"{count} nodes"
+
+
 def _with_request(document: dict[str, Any], resource: str, cut: int) -> dict[str, Any] | None:
     """A copy of a pod document asking for `cut` less of `resource` (taken from its containers,
     largest request first); None when it asks for too little to take that much."""
@@ -1236,7 +1241,10 @@ def _fit_advice(engine: Engine, pod: Pod, document: dict[str, Any], failures: di
         if short <= 0 or target <= 0:
             continue
         count = int((free >= target).sum())
-        line = f"needs {_amount(res, short)} more {res.upper() if res == 'cpu' else res}: {count} node(s) would fit if it asked for {_amount(res, target)}"
+        unit = "CPU" if res == "cpu" else res
+        # Say what it asks now, what it would have to ask, and how many nodes that opens.
+        line = (f"asks for {_amount(res, asked)} {unit}, {_amount(res, short)} more than the most any node has free: "
+                f"if it asked for {_amount(res, target)} {unit} instead, {_nodes(count)} would fit")
         changed = _with_request(document, res, short)
         if changed is not None:
             record, _ = _whatif_record(engine, changed, pod.scheduler_name)
@@ -1273,7 +1281,8 @@ def _loadaware_advice(engine: Engine, pod: Pod, document: dict[str, Any], failur
         now = int(plugin.args.usage_thresholds.get(res, 0))
         target = min(100, -(-min(needed) // 5) * 5)
         count = sum(1 for v in needed if v <= target)
-        line = f"{len(rejected)} node(s) rejected by LoadAwareScheduling: {count} would pass at a {res} threshold of {target}% (now {now}%)"
+        line = (f"{_nodes(len(rejected))} rejected by LoadAwareScheduling: {count} would pass "
+                f"if the {res} usage threshold were {target}% instead of {now}%")
         args = dataclasses.replace(plugin.args, usage_thresholds={**plugin.args.usage_thresholds, res: target})
         record, _ = _whatif_record(engine, document, pod.scheduler_name, args)
         line += _checked(record)

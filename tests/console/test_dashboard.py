@@ -73,7 +73,7 @@ def test_pending_page_and_why_with_the_smallest_change(engine) -> None:
     assert why["outcome"] == "Unschedulable" and why["queue"] == "unschedulable"
     (fit,) = why["groups"]
     assert fit["plugin"] == "NodeResourcesFit" and fit["nodes"] == 3 and fit["reasons"] == {"Insufficient cpu": 3}
-    assert fit["advice"] == ["needs 1 more CPU: 2 node(s) would fit if it asked for 4 (checked: the cycle would place it on node-a)"]
+    assert fit["advice"] == ["asks for 5 CPU, 1 more than the most any node has free: if it asked for 4 CPU instead, 2 nodes would fit (checked: the cycle would place it on node-a)"]
     # Explaining changed nothing: the pod still waits, nothing was bound.
     assert call("pod", {"namespace": "default", "name": "huge"})["node"] is None
     assert call("stats")["scheduled"] == 0
@@ -87,7 +87,7 @@ def test_why_names_the_loadaware_threshold_that_would_pass(loaded) -> None:
     assert groups["NodeResourcesFit"]["nodes"] == 2
     assert groups["LoadAwareScheduling"]["reasons"] == {"node(s) cpu usage exceed threshold": 1}
     assert groups["LoadAwareScheduling"]["advice"] == [
-        "1 node(s) rejected by LoadAwareScheduling: 1 would pass at a cpu threshold of 75% (now 65%) (checked: the cycle would place it on node-c)"
+        "1 node rejected by LoadAwareScheduling: 1 would pass if the cpu usage threshold were 75% instead of 65% (checked: the cycle would place it on node-c)"
     ]
     assert call("plugin_args")["default-scheduler"]["LoadAwareScheduling"]["usageThresholds"]["cpu"] == 65
 

@@ -90,7 +90,7 @@ def test_pending_pod_why_and_whatif(console: Console, page: Any) -> None:
     fit = page.locator("#why .reason[data-plugin=NodeResourcesFit]")
     expect(fit).to_contain_text("rejected by NodeResourcesFit")
     advice = fit.locator(".advice").first
-    expect(advice).to_contain_text("would fit if it asked for")
+    expect(advice).to_contain_text("if it asked for")
     text = advice.inner_text()
     asked = re.search(r"if it asked for (\S+)", text)
     assert asked is not None, text
