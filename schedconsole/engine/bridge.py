@@ -35,6 +35,8 @@ from scheduler.plugins.registry import new_registry
 from scheduler.records import AttemptRecord
 from scheduler.scheduler import Scheduler
 
+from schedconsole.history.compact import group_failures
+
 Record = AttemptRecord
 RESOURCE_NAMES = {"cpu": "MilliCPU", "memory": "Memory", "ephemeral-storage": "EphemeralStorage", "pods": "AllowedPodNumber"}
 
@@ -670,8 +672,13 @@ def _camel(name: str) -> str:
 def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> dict[str, Any]:
     """An attempt as the history stores it: section 5's entry, with the scores as a compact table
     (`scoreTable`: the plugins, then one row `[node, weighted total, [normalized score per plugin]]`
-    for each of the `score_nodes` highest totals) and up to `filter_nodes` filter failures."""
+    for each of the `score_nodes` highest totals) and the filter failures of up to `filter_nodes`
+    nodes as `filterGroups` (`history.compact`: one group per plugin, code and reasons, its nodes as
+    name ranges) instead of section 5's per-node `filter`, which `attempt_json` rebuilds."""
     failures = record.filter_failures()
+    groups, dropped = group_failures(
+        ((node, f["plugin"], f["code"], tuple(f["reasons"])) for node, f in failures.items()), filter_nodes
+    )
     entry: dict[str, Any] = {
         "pod": record.pod,
         "profile": record.profile,
@@ -681,16 +688,15 @@ def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> di
         "nominatedNode": record.nominated_node,
         "victims": list(record.victims),
         "message": record.message,
-        "filter": failures,
+        "filterGroups": groups,
         "uid": record.uid,
         "at": record.at,
         "feasibleNodes": record.feasible_nodes,
         "numAllNodes": record.num_all_nodes,
         "timings": record.timings,
     }
-    if len(failures) > filter_nodes:
-        entry["filter"] = dict(list(failures.items())[:filter_nodes])
-        entry["filterTruncated"] = len(failures) - filter_nodes
+    if dropped:
+        entry["filterTruncated"] = dropped
     so = record.score_outcome
     entry["scoredNodes"] = len(so.positions) if so is not None and so.plugins else 0
     if so is not None and so.plugins and score_nodes > 0:
