@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from schedconsole.engine.preemptions import PreemptionTimeline
+from schedconsole.history.compact import group_failures
 from scheduler.api.documents import DocumentError, load_all, looks_like_json
 from scheduler.api.fields import FieldError, format_time
 from scheduler.api.loader import ClusterObjects, LoadError, objects_from_documents
@@ -34,8 +36,6 @@ from scheduler.frameworkext.services import node_info_json, pod_json
 from scheduler.plugins.registry import new_registry
 from scheduler.records import AttemptRecord
 from scheduler.scheduler import Scheduler
-
-from schedconsole.history.compact import group_failures
 
 Record = AttemptRecord
 RESOURCE_NAMES = {"cpu": "MilliCPU", "memory": "Memory", "ephemeral-storage": "EphemeralStorage", "pods": "AllowedPodNumber"}
@@ -195,6 +195,7 @@ class Engine:
     hooks: Hooks
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    preemptions: PreemptionTimeline = field(default_factory=PreemptionTimeline)
 
     # ----- building --------------------------------------------------------------------------------
     @classmethod
@@ -311,11 +312,15 @@ class Engine:
         on_record = self.hooks.on_record
         original = scheduler._publish
 
+        timeline = self.preemptions
+
         def publish(record: AttemptRecord, update: bool = False) -> None:
             original(record, update)
             on_record(record, update)
+            timeline.on_record(record, update)
 
         scheduler._publish = publish  # type: ignore[method-assign]
+        scheduler.api_call_listeners.append(timeline.on_api_call)
 
     def _on_event(self, event: WatchEvent) -> None:
         obj = event.new if event.new is not None else event.old
@@ -1026,6 +1031,11 @@ def overview(engine: Engine) -> dict[str, Any]:
         "gangsWaiting": waiting_gangs[:50],
         "stats": engine.stats(),
     }
+
+
+def preemption_timeline(engine: Engine, offset: int = 0, limit: int = 50) -> dict[str, Any]:
+    """Preemptions newest first as the engine saw them happen (`preemptions.PreemptionTimeline`)."""
+    return engine.preemptions.page(offset, limit)
 
 
 def nominated(engine: Engine, limit: int = 50) -> dict[str, Any]:

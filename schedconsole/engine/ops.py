@@ -116,6 +116,10 @@ def _nominated(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return bridge.nominated(engine)
 
 
+def _preemption_timeline(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.preemption_timeline(engine, payload.get("offset", 0), payload.get("limit", 50))
+
+
 def _gangs(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return bridge.gangs(engine)
 
@@ -162,6 +166,7 @@ OPS: dict[str, Op] = {
     "compare_summary": _compare_summary,
     "gangs": _gangs,
     "nominated": _nominated,
+    "preemption_timeline": _preemption_timeline,
     "k8s": _k8s,
     "cluster_status": _cluster_status,
 }
