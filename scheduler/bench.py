@@ -405,6 +405,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-attempts", type=int, default=None, help="stop after this many attempts (default: 100 per pod + 1000)")
     parser.add_argument(
+        "--plugin-timing", type=int, default=0, metavar="N", help="time each plugin in every Nth attempt (0: never), as the console's live page asks"
+    )
+    parser.add_argument(
         "--backend", choices=("simulated", "kubernetes"), default="simulated",
         help="kubernetes: through the kubernetes-client backend against an API server process (see scheduler/cluster/remote_bench.py)",
     )
@@ -535,6 +538,11 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         logging.basicConfig(level=logging.INFO, stream=err, format="%(message)s")
     sched = Scheduler(config, cluster, clock, new_registry(), seed=args.seed, extender=Extender(debug_top_n=args.debug_scores),
                       feature_gates=parse_feature_gates(args.feature_gates or ""), keep_records=False)
+    if args.plugin_timing < 0:
+        from scheduler.cli import UsageError
+
+        raise UsageError(f"--plugin-timing: invalid value {args.plugin_timing}; must be 0 or more")
+    sched.plugin_timing_every = args.plugin_timing
     sched.start()
     from scheduler.cli import check_max_attempts
 

@@ -323,6 +323,8 @@ class Scheduler:
         self._futile: dict[str, int] = {}
         self.run_end: RunEnd | None = None
         self.listeners: list[Callable[[AttemptRecord], None]] = []
+        # Time each plugin in every Nth attempt (0: never); see `CycleState.plugin_timings`.
+        self.plugin_timing_every = 0
         # Told of each step of a preemption's API calls as it happens (`note_api_call`).
         self.api_call_listeners: list[Callable[[ApiCallEvent], None]] = []
         self.records: list[AttemptRecord] = []
@@ -540,6 +542,9 @@ class Scheduler:
             num_all_nodes=self.snapshot.num_nodes,
             names=self.snapshot.names,
         )
+        every = self.plugin_timing_every
+        if every and self.attempt_count % every == 0:
+            state.plugin_timings = record.plugin_timings = {}
         node, rejectors, status = self._schedule_pod(fwk, state, pod, record)
         if node is None:
             self._handle_failure(fwk, state, qpi, status, rejectors, record, started)

@@ -680,10 +680,7 @@ def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> di
     for each of the `score_nodes` highest totals) and the filter failures of up to `filter_nodes`
     nodes as `filterGroups` (`history.compact`: one group per plugin, code and reasons, its nodes as
     name ranges) instead of section 5's per-node `filter`, which `attempt_json` rebuilds."""
-    failures = record.filter_failures()
-    groups, dropped = group_failures(
-        ((node, f["plugin"], f["code"], tuple(f["reasons"])) for node, f in failures.items()), filter_nodes
-    )
+    groups, dropped = group_failures(record.failure_rows(), filter_nodes)
     entry: dict[str, Any] = {
         "pod": record.pod,
         "profile": record.profile,

@@ -8,6 +8,7 @@ no number at its end is kept as it is. Pure functions, no Django: the bridge enc
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -23,19 +24,34 @@ def encode_names(names: Iterable[str]) -> list[NameItem]:
     series: dict[tuple[str, int], list[int]] = {}
     items: list[NameItem] = []
     for name in names:
-        m = _NUMBERED.match(name)
-        if m is None:
+        parsed = _parse(name)
+        if parsed is None:
             items.append(name)
             continue
-        digits = m.group(2)
-        # The number written back with this many digits gives the same name (zero padding kept).
-        series.setdefault((m.group(1), len(digits)), []).append(int(digits))
+        key, number = parsed
+        numbers = series.get(key)
+        if numbers is None:
+            series[key] = [number]
+        else:
+            numbers.append(number)
     for (prefix, width), numbers in series.items():
         if len(numbers) == 1:
             items.append(prefix + str(numbers[0]).zfill(width))
             continue
         items.append([prefix, width, _ranges(sorted(numbers))])
     return items
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse(name: str) -> tuple[tuple[str, int], int] | None:
+    """((prefix, digits), number) of a name ending in a number; cached: the same node names recur
+    in every attempt."""
+    m = _NUMBERED.match(name)
+    if m is None:
+        return None
+    digits = m.group(2)
+    # The number written back with this many digits gives the same name (zero padding kept).
+    return (m.group(1), len(digits)), int(digits)
 
 
 def _ranges(numbers: list[int]) -> str:
@@ -97,7 +113,12 @@ def group_failures(failures: Iterable[tuple[str, str, str, tuple[str, ...]]], li
             dropped += 1
             continue
         kept += 1
-        grouped.setdefault((plugin, code, tuple(reasons)), []).append(node)
+        key = (plugin, code, reasons)
+        names = grouped.get(key)
+        if names is None:
+            grouped[key] = [node]
+        else:
+            names.append(node)
     groups = [
         {"plugin": plugin, "code": code, "reasons": list(reasons), "count": len(names), "nodes": encode_names(names)}
         for (plugin, code, reasons), names in grouped.items()
