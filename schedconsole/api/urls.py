@@ -25,6 +25,7 @@ urlpatterns = [
     path("whatif/diff/", whatif.WhatIfDiff.as_view(), name="api-whatif-diff"),
     path("compare/summary/", whatif.CompareSummary.as_view(), name="api-compare-summary"),
     path("debug-flags/", debug_flags.DebugFlags.as_view(), name="api-debug-flags"),
+    path("plugin-timing/", debug_flags.PluginTiming.as_view(), name="api-plugin-timing"),
     path("audit/", audit.AuditList.as_view(), name="api-audit"),
     path("cluster/", cluster.ClusterStatus.as_view(), name="api-cluster"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -304,6 +304,14 @@ class Engine:
         out["shadow"] = recorder.report() if recorder is not None else None
         return out
 
+    def plugin_timing(self, every: Any = None) -> dict[str, int]:
+        """`{"every": N}`: each plugin is timed in every Nth attempt (0: never); sets N when given."""
+        if every is not None:
+            if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+                raise BadInput("every", f"invalid value {every!r}: must be a whole number, 0 or more (0: off, 1: every attempt)")
+            self.scheduler.plugin_timing_every = every
+        return {"every": self.scheduler.plugin_timing_every}
+
     def _simulated_only(self, what: str) -> None:
         if self.mode != "simulated":
             raise BadInput("mode", f"{what} changes the simulated cluster; this console runs in {self.mode} mode (SCHEDCONSOLE_MODE)")
@@ -350,6 +358,7 @@ class Engine:
             old.extender.stop()
             self.cluster.unwatch(old.on_event)
         self._attach(new)
+        new.plugin_timing_every = old.plugin_timing_every
         self.scheduler = new
         self.config_document = document
         new.start()
@@ -723,9 +732,14 @@ def score_table(entry: dict[str, Any]) -> tuple[dict[str, dict[str, int]], dict[
 
 def live_message(record: AttemptRecord) -> dict[str, Any]:
     """The websocket message of one attempt (DESIGN section 6), with the milliseconds each
-    extension point took (`timings`) for the live page's latency column."""
+    extension point took (`timings`) for the live page's latency column, and in attempts timed per
+    plugin (every `Engine.plugin_timing_every`th) each plugin's per extension point (`pluginTimings`)."""
     message = attempt_message(record)
     message["timings"] = {point: round(seconds * 1000, 3) for point, seconds in record.timings.items()}
+    if record.plugin_timings:  # a sampled attempt: milliseconds per plugin and extension point
+        message["pluginTimings"] = {
+            plugin: {point: round(seconds * 1000, 3) for point, seconds in points.items()} for plugin, points in record.plugin_timings.items()
+        }
     return message
 
 

@@ -66,12 +66,17 @@ def _pager(request: HttpRequest, count: int, offset: int, limit: int) -> dict[st
 
 def live(request: HttpRequest) -> HttpResponse:
     """The live score table; rows arrive over `/ws/scores/`."""
-    context: dict[str, Any] = {"is_operator": is_operator(request.user), "profiles": [], "flags": {"debugTopNScores": 0}}
+    context: dict[str, Any] = {"is_operator": is_operator(request.user), "profiles": [], "flags": {"debugTopNScores": 0}, "timing": {"every": 0}}
     try:
         context["profiles"] = call("stats")["profiles"]
         context["flags"] = call("debug_flags")
+        context["timing"] = call("plugin_timing")
     except EngineCallError as exc:
         context["engine_error"] = exc.message
+    choices = [(1, "every attempt"), (10, "1 in 10 attempts"), (100, "1 in 100 attempts"), (0, "off")]
+    if context["timing"]["every"] not in dict(choices):
+        choices.insert(0, (context["timing"]["every"], f"1 in {context['timing']['every']} attempts"))
+    context["timing_choices"] = choices
     return render(request, "pages/live.html", context)
 
 
