@@ -18,7 +18,7 @@ import numpy as np
 
 from schedconsole.engine.preemptions import PreemptionTimeline
 from schedconsole.history.compact import group_failures
-from scheduler.api.documents import DocumentError, load_all, looks_like_json
+from scheduler.api.documents import Document, DocumentError, load_all, looks_like_json, read_documents
 from scheduler.api.fields import FieldError, format_time
 from scheduler.api.loader import ClusterObjects, LoadError, objects_from_documents
 from scheduler.api.objects import Node, Pod
@@ -55,17 +55,29 @@ class NotFound(LookupError):
 
 
 # ----- parsing -----------------------------------------------------------------------------------
-def parse_documents(text: str | bytes, source: str) -> list[Any]:
+def parse_documents(text: str | bytes, source: str, on_document: Callable[[int], None] | None = None) -> list[Any]:
     """YAML (multi-document) or JSON text as a list of documents, read with the engine's bounds
-    (nesting depth, go-yaml's alias expansion limit); BadInput names the line."""
+    (nesting depth, go-yaml's alias expansion limit); BadInput names the line. `on_document` is
+    told how many documents are read so far, as they are read (progress of a large import)."""
+
+    def read(json_text: bool = False) -> list[Any]:
+        if on_document is None:
+            return load_all(text, json_text=json_text)
+        out = []
+        for doc in read_documents(text, json_text=json_text):
+            if isinstance(doc, Document):
+                out.append(doc.value)
+                on_document(len(out))
+        return out
+
     try:
         if looks_like_json(text):
             try:
-                docs = load_all(text, json_text=True)
+                docs = read(json_text=True)
             except DocumentError:
-                docs = load_all(text)  # `{a: b}` is YAML flow style, not JSON
+                docs = read()  # `{a: b}` is YAML flow style, not JSON
         else:
-            docs = load_all(text)
+            docs = read()
     except DocumentError as exc:
         kind = "JSON" if looks_like_json(text) else "YAML"
         raise BadInput(source, f"{source}: invalid {kind}: {exc}") from exc
