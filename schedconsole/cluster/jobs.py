@@ -154,7 +154,8 @@ def _follow(command: list[str], progress: Progress) -> dict[str, Any]:
     for line in proc.stderr:
         if line.startswith("progress "):
             step = json.loads(line[len("progress ") :])
-            progress(step["phase"], int(step["scheduled"]), int(step["of"]), force=step["phase"] != "measured")
+            phase = {"initial": "initial pods", "measured": "measured pods", "done": "all measured pods taken"}.get(step["phase"], step["phase"])
+            progress(phase, int(step["scheduled"]), int(step["of"]), force=step["phase"] != "measured")
         else:
             other.append(line.rstrip())
     output = proc.stdout.read().strip().splitlines()

@@ -26,7 +26,8 @@ def timeline_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     (with how long it took, or "in progress" until it ends); nominations and retries are rows of their own."""
     rows: list[dict[str, Any]] = []
     open_calls: dict[tuple[str, str], dict[str, Any]] = {}
-    for e in events:
+    # By time: a nomination is recorded when its attempt is published, after the patch it made.
+    for e in sorted(events, key=lambda e: e["at"]):
         key = (e["call"], e["target"])
         if e["phase"] == "started":
             row = {"at": _clock(e["at"]), "call": e["call"], "target": e["target"], "result": "in progress", "ms": None, "error": "", "started": e["at"]}
