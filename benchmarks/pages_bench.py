@@ -162,6 +162,11 @@ class Console:
             answer = json.loads(response.read())
         return (time.perf_counter() - start) * 1000, answer
 
+    def send_get(self, path: str) -> Any:
+        """The JSON answer of one GET."""
+        with self.opener.open(self.url + path, timeout=300) as response:
+            return json.loads(response.read())
+
     def pending_active(self) -> float:
         """scheduler_pending_pods{queue="active"} from /metrics."""
         text = self.opener.open(self.url + "/metrics").read().decode()
@@ -182,18 +187,27 @@ def main() -> None:
     parser.add_argument("--pending", type=int, default=10000)
     parser.add_argument("--unschedulable", type=int, default=None, help="pending pods the engine tries (default: all; the rest wait behind a scheduling gate)")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--during-retries", action="store_true", help="measure once the engine retries the pending pods (the queue's 5-minute leftover flush)")
     args = parser.parse_args()
     if args.unschedulable is None:
         args.unschedulable = args.pending
     console = Console(args.nodes, args.pending, args.unschedulable)
     try:
         settled = console.settle()
+        if args.during_retries:
+            while console._db("select count(*) from history_attempt where pod like 'bench/pending-%'")[0] < args.unschedulable + 200:
+                time.sleep(5)
         console.login()
-        print(json.dumps({"settled_seconds": round(settled, 1), "pending_active": console.pending_active(), **console.history_bytes()}), flush=True)
+        print(json.dumps({"settled_seconds": round(settled, 1), "during_retries": args.during_retries, "pending_active": console.pending_active(), **console.history_bytes()}), flush=True)
+        # A finished import job for /jobs/ and /jobs/1/ (a job page while it runs polls the API instead).
+        _, job = console.send("POST", "/api/bench/", {"workload": "SchedulingBasic", "nodes": 100, "initPods": 10, "pods": 200})
+        while console.send_get(f"/api/jobs/{job['id']}/")["state"] not in ("done", "failed"):
+            time.sleep(1)
         pending_pod = "/pods/bench/pending-00000/"
         pages = ["/overview/", "/", "/pods/", "/pods/?offset=9000", "/pods/?queue=unschedulable&offset=900", "/pods/?q=pending-0999", pending_pod,
                  "/pods/bench/bound-00000-0/", "/nodes/", "/nodes/?sort=-cpu", "/nodes/?q=topology.kubernetes.io/zone=zone-b&sort=-memory&offset=1000",
-                 "/nodes/node-00007/", "/gangs/", "/preemption/", "/profiles/", "/thresholds/", "/plugin-api/", "/attempts/1/"]
+                 "/nodes/node-00007/", "/gangs/", "/preemption/", "/profiles/", "/thresholds/", "/plugin-api/", "/attempts/1/",
+                 "/jobs/", "/jobs/1/"]
         timings: dict[str, list[float]] = {p: [] for p in pages}
         sizes: dict[str, int] = {}
         for _ in range(args.repeat):
