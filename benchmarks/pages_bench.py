@@ -106,7 +106,7 @@ class Console:
         subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=self.env, check=True)
         self.log = (self.var / "console.log").open("w")
         self.proc = subprocess.Popen([sys.executable, "manage.py", "runconsole"], cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + 900  # a loaded 2-core machine takes minutes to load 32500 objects
         while f"Console: {self.url}/" not in (self.var / "console.log").read_text():
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.proc.kill()
