@@ -405,6 +405,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-attempts", type=int, default=None, help="stop after this many attempts (default: 100 per pod + 1000)")
     parser.add_argument(
+        "--progress", type=float, default=0.0, metavar="SECONDS",
+        help="every SECONDS, write a line `progress {\"phase\", \"scheduled\", \"of\"}` to stderr (0: never), for the console's progress bar",
+    )
+    parser.add_argument(
+        "--plugin-timing", type=int, default=0, metavar="N", help="time each plugin in every Nth attempt (0: never), as the console's live page asks"
+    )
+    parser.add_argument(
         "--backend", choices=("simulated", "kubernetes"), default="simulated",
         help="kubernetes: through the kubernetes-client backend against an API server process (see scheduler/cluster/remote_bench.py)",
     )
@@ -503,6 +510,25 @@ class _BindTally:
         self.last_bound_at = time.perf_counter()
 
 
+class _Progress:
+    """Writes how many measured pods are bound, at most every `every` seconds of wall time."""
+
+    def __init__(self, tally: _BindTally, total: int, every: float, err: TextIO) -> None:
+        self.tally, self.total, self.every, self.err = tally, total, every, err
+        self.next = time.monotonic() + every
+
+    def write(self, phase: str) -> None:
+        """One progress line now."""
+        self.err.write("progress " + json.dumps({"phase": phase, "scheduled": self.tally.measured, "of": self.total}) + "\n")
+        self.err.flush()
+        self.next = time.monotonic() + self.every
+
+    def on_event(self, event: Any) -> None:
+        """A cluster change: time for a line?"""
+        if time.monotonic() >= self.next:
+            self.write("measured")
+
+
 def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Build the workload, schedule the initial pods, then measure the rest."""
     from scheduler.cli import peak_rss_mb
@@ -535,7 +561,15 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         logging.basicConfig(level=logging.INFO, stream=err, format="%(message)s")
     sched = Scheduler(config, cluster, clock, new_registry(), seed=args.seed, extender=Extender(debug_top_n=args.debug_scores),
                       feature_gates=parse_feature_gates(args.feature_gates or ""), keep_records=False)
+    if args.plugin_timing < 0:
+        from scheduler.cli import UsageError
+
+        raise UsageError(f"--plugin-timing: invalid value {args.plugin_timing}; must be 0 or more")
+    sched.plugin_timing_every = args.plugin_timing
     sched.start()
+    if getattr(args, "progress", 0.0) > 0:  # built; the initial pods go next
+        err.write("progress " + json.dumps({"phase": "initial", "scheduled": 0, "of": len(work.measured)}) + "\n")
+        err.flush()
     from scheduler.cli import check_max_attempts
 
     if name != "cluster":
@@ -551,6 +585,10 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _interleave_arrivals(sched, cluster, clock, work)
     tally = _BindTally({p.uid for p in work.measured})
     cluster.watch(tally.on_event)
+    progress = _Progress(tally, len(work.measured), args.progress, err) if getattr(args, "progress", 0.0) > 0 else None
+    if progress is not None:
+        progress.write("measured")
+        cluster.watch(progress.on_event)
     for pod in work.measured:
         cluster.add_pod(pod)
     profiler = None
@@ -572,6 +610,9 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if name == "Gang":
         check_gangs(cluster)
     cluster.unwatch(tally.on_event)
+    if progress is not None:
+        cluster.unwatch(progress.on_event)
+        progress.write("done")
     # No pod bound (a pods-only file): no measured interval.
     bound, popped = tally.last_bound_at, sched.first_pop_at
     seconds = bound - popped if bound is not None and popped is not None else 0.0

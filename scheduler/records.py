@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,8 @@ class AttemptRecord:
     pre_filter_statuses: dict[str, Any] | None = None
     # Set when debugFilterFailure was on for this attempt: outputs include every node's failure.
     debug_filter_failure: bool = False
+    # Seconds per plugin and extension point, when the attempt was timed per plugin (sampled).
+    plugin_timings: dict[str, dict[str, float]] | None = None
 
     def filter_failures(self) -> dict[str, dict[str, Any]]:
         """Every node that failed a filter: its first failing plugin, code and reasons."""
@@ -46,6 +49,20 @@ class AttemptRecord:
         for i, (pos, code) in enumerate(zip(fo.failed_positions.tolist(), fo.failed_codes.tolist(), strict=True)):
             out[names[pos]] = {"plugin": fo.failed_plugins[i], "code": _CODE_NAMES.get(code, str(code)), "reasons": list(reasons[i])}
         return out
+
+    def failure_rows(self) -> Iterator[tuple[str, str, str, tuple[str, ...]]]:
+        """(node, first failing plugin, code, reasons) of every node that failed a filter, as
+        `filter_failures` holds them but without building a dict per node."""
+        if self.pre_filter_statuses:
+            yield from ((n, f["plugin"], f["code"], tuple(f["reasons"])) for n, f in self.filter_failures().items())
+            return
+        fo = self.filter_outcome
+        if fo is None:
+            return
+        names = self.names
+        codes = [_CODE_NAMES.get(c, str(c)) for c in range(7)]
+        for pos, code, plugin, reasons in zip(fo.failed_positions.tolist(), fo.failed_codes.tolist(), fo.failed_plugins, fo.all_reasons(), strict=True):
+            yield names[pos], plugin, codes[code] if 0 <= code < 7 else str(code), tuple(reasons)
 
     def scores(self, top: int | None = None) -> dict[str, dict[str, int]]:
         """Normalized score per node and plugin (before weights), optionally the top-N nodes only."""

@@ -65,6 +65,20 @@ ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
 @dataclass(frozen=True, slots=True)
+class ApiCallEvent:
+    """One step of an API call made for a preemption: the preemptor, the pod the call is about,
+    the call (`DisruptionTarget patch`, `delete`, `nominatedNodeName patch`, ...) and its phase."""
+
+    at: float
+    preemptor: str
+    preemptor_uid: str
+    target: str
+    call: str
+    phase: str
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class RunEnd:
     """Why `Scheduler.run` returned, and what was left."""
 
@@ -309,6 +323,10 @@ class Scheduler:
         self._futile: dict[str, int] = {}
         self.run_end: RunEnd | None = None
         self.listeners: list[Callable[[AttemptRecord], None]] = []
+        # Time each plugin in every Nth attempt (0: never); see `CycleState.plugin_timings`.
+        self.plugin_timing_every = 0
+        # Told of each step of a preemption's API calls as it happens (`note_api_call`).
+        self.api_call_listeners: list[Callable[[ApiCallEvent], None]] = []
         self.records: list[AttemptRecord] = []
         self.keep_records = keep_records
         # Koordinator's framework extender: proxied plugin factories, services, hooks, debug flags.
@@ -524,6 +542,9 @@ class Scheduler:
             num_all_nodes=self.snapshot.num_nodes,
             names=self.snapshot.names,
         )
+        every = self.plugin_timing_every
+        if every and self.attempt_count % every == 0:
+            state.plugin_timings = record.plugin_timings = {}
         node, rejectors, status = self._schedule_pod(fwk, state, pod, record)
         if node is None:
             self._handle_failure(fwk, state, qpi, status, rejectors, record, started)
@@ -721,10 +742,14 @@ class Scheduler:
             self._patch_nominated(current, "")
 
     def _patch_nominated(self, pod: Pod, node: str) -> None:
+        what = "nominatedNodeName patch" if node else "nominatedNodeName clear"
+        self.note_api_call(pod, pod, what, "started")
         try:
             updated = self.cluster.set_nominated_node(pod, node)
-        except APIError:
+        except APIError as exc:
+            self.note_api_call(pod, pod, what, "error", str(exc))
             return
+        self.note_api_call(pod, pod, what, "finished")
         qpi = self.queue.info(pod.uid)
         if qpi is not None:
             qpi.pod = updated
@@ -851,6 +876,15 @@ class Scheduler:
             self.records.append(record)
         for listener in self.listeners:
             listener(record)
+
+    def note_api_call(self, preemptor: Pod, target: Pod, call: str, phase: str, error: str = "") -> None:
+        """One step (`started`, `finished`, `error`) of an API call made for a preemption, told to
+        `api_call_listeners` when it happens; nothing is built when no one listens."""
+        if not self.api_call_listeners:
+            return
+        event = ApiCallEvent(self.clock.now(), preemptor.key, preemptor.uid, target.key, call, phase, error)
+        for listener in self.api_call_listeners:
+            listener(event)
 
     def _update_pending(self) -> None:
         counts = self.queue.pending()

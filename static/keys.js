@@ -1,6 +1,6 @@
 // Keyboard navigation on every page: "/" focuses the search box, j/k move between rows, Enter
 // opens the focused row's link, [ and ] page, and g then a letter goes to a page.
-const PAGES = { o: "/overview/", l: "/", p: "/pods/", n: "/nodes/", g: "/gangs/", e: "/preemption/", f: "/profiles/", t: "/thresholds/", a: "/plugin-api/" };
+const PAGES = { o: "/overview/", l: "/", p: "/pods/", n: "/nodes/", g: "/gangs/", e: "/preemption/", f: "/profiles/", t: "/thresholds/", a: "/plugin-api/", j: "/jobs/" };
 let pendingG = false;
 
 function typing(target) {

@@ -27,10 +27,23 @@ function short(plugin) {
   return plugin.replace(/^NodeResources(?=[A-Z])/, "").replace(/^(Node|Pod)(?=[A-Z][a-z])/, "");
 }
 
-function scoreTable(scores) {
+// A plugin's milliseconds in this attempt (a sampled one): "0.12 ms" for its Score, all points on hover.
+function pluginMs(timings, plugin) {
+  const points = timings?.[plugin];
+  if (!points) return null;
+  const title = `${plugin}: ` + Object.entries(points).map(([point, ms]) => `${point} ${ms} ms`).join(", ");
+  const total = Object.values(points).reduce((a, b) => a + b, 0);
+  return el("small", { class: "plugin-ms", title }, `${(points.Score ?? total).toFixed(2)} ms`);
+}
+
+function scoreTable(scores, timings) {
   if (!scores || scores.length === 0) return el("span", { class: "muted" }, "—");
   const plugins = Object.keys(scores[0].plugins);
-  const head = el("tr", {}, el("th", {}, "Node"), el("th", {}, "Score"), ...plugins.map((p) => el("th", { title: p }, short(p))));
+  const header = (p) => {
+    const ms = pluginMs(timings, p);
+    return ms ? el("th", { title: p }, short(p), el("br"), ms) : el("th", { title: p }, short(p));
+  };
+  const head = el("tr", {}, el("th", {}, "Node"), el("th", {}, "Score"), ...plugins.map(header));
   const rows = scores.map((s) => el("tr", {}, el("td", {}, s.node), el("td", {}, s.total), ...plugins.map((p) => el("td", {}, s.plugins[p]))));
   return el("table", { class: "mini" }, el("thead", {}, head), el("tbody", {}, ...rows));
 }
@@ -47,8 +60,8 @@ function addRow(msg) {
     el("td", {}, el("span", { class: `outcome ${msg.outcome}` }, msg.outcome)),
     el("td", {}, msg.node ?? "—"),
     el("td", {}, msg.feasibleNodes),
-    el("td", { class: "latency" }, latency(msg.timings)),
-    el("td", {}, scoreTable(msg.scores)),
+    el("td", { class: "latency" }, latency(msg.timings), filterMs(msg.pluginTimings)),
+    el("td", {}, scoreTable(msg.scores, msg.pluginTimings)),
   );
   tr.message = msg;
   applySearch(tr);
@@ -64,6 +77,14 @@ function addRow(msg) {
 function latency(timings) {
   if (!timings) return "—";
   return Object.entries(timings).map(([point, ms]) => `${point} ${ms}`).join(" · ");
+}
+
+// In a sampled attempt, the Filter plugins' milliseconds, slowest first (Score times head the score columns).
+function filterMs(timings) {
+  if (!timings) return "";
+  const rows = Object.entries(timings).filter(([, points]) => points.Filter !== undefined).sort((a, b) => b[1].Filter - a[1].Filter);
+  if (!rows.length) return "";
+  return el("div", { class: "plugin-ms", title: "Filter milliseconds per plugin" }, rows.slice(0, 4).map(([p, points]) => `${short(p)} ${points.Filter.toFixed(2)}`).join(" · "));
 }
 
 // Hide rows whose pod and scored nodes do not contain the search text; within shown rows, hide
@@ -207,6 +228,19 @@ $("topn-form").addEventListener("submit", async (e) => {
   });
   const body = await r.json();
   if (r.ok) confirmed.replaceChildren("engine: ", el("b", {}, body.debugTopNScores));
+  else confirmed.replaceChildren(el("span", { class: "error" }, Object.values(body).flat().join(" ")));
+});
+
+$("timing").addEventListener("change", async () => {
+  const confirmed = $("timing-confirmed");
+  const r = await fetch("/api/plugin-timing/", {
+    method: "PUT",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(), Accept: "application/json" },
+    body: JSON.stringify({ every: Number($("timing").value) }),
+  });
+  const body = await r.json();
+  if (r.ok) confirmed.replaceChildren("engine: ", el("b", {}, body.every ? `every ${body.every}` : "off"));
   else confirmed.replaceChildren(el("span", { class: "error" }, Object.values(body).flat().join(" ")));
 });
 

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from schedconsole.api.base import ConsoleAPIView
 from schedconsole.engine.bridge import score_table
+from schedconsole.history.compact import expand_groups
 from schedconsole.history.models import Attempt
 
 
@@ -32,9 +33,11 @@ def attempt_json(attempt: Attempt, full: bool) -> dict[str, Any]:
         "feasibleNodes": attempt.feasible_nodes,
     }
     if full:
-        for key in ("filter", "filterTruncated", "numAllNodes", "scoredNodes", "timings"):
+        for key in ("filter", "filterGroups", "filterTruncated", "numAllNodes", "scoredNodes", "timings"):
             if key in detail:
                 out[key] = detail[key]
+        if "filterGroups" in detail:  # kept compact (history.compact); section 5's shape rebuilt
+            out["filter"] = expand_groups(detail["filterGroups"])
         out["scores"], out["totals"] = score_table(detail)
     return out
 

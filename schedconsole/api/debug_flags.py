@@ -38,3 +38,24 @@ class DebugFlags(ConsoleAPIView):
         after = engine("set_debug_flags", {"debugTopNScores": top_n, "debugFilterFailure": None if failure is None else str(failure).lower()})
         audit(request, "debug-flags.set", "engine", before=before, after=after)
         return Response(after)
+
+
+class PluginTiming(ConsoleAPIView):
+    """GET `{"every": N}`: each plugin is timed in every Nth attempt for the live page (0: never);
+    PUT `{"every": N}` sets it (1: every attempt, as when watching a slow plugin)."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        """The sampling as the engine holds it."""
+        return Response(engine("plugin_timing"))
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def put(self, request: Request) -> Response:
+        """Set it; the engine confirms the value it now holds."""
+        data = request.data
+        if not isinstance(data, dict) or "every" not in data:
+            raise ValidationError({"every": ['expected {"every": N} (0: off, 1: every attempt)']})
+        before = engine("plugin_timing")
+        after = engine("plugin_timing", {"every": data["every"]}, field="every")
+        audit(request, "plugin-timing.set", "engine", before=before, after=after)
+        return Response(after)

@@ -86,8 +86,19 @@ class Import(ConsoleAPIView):
 
     @extend_schema(request={"application/yaml": OpenApiTypes.STR, "multipart/form-data": OpenApiTypes.BINARY}, responses={201: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
-        """Create every object in the file, or none."""
+        """Create every object in the file, or none. With `?background=true` the import runs as a
+        job: 202 at once with the job to follow (`/api/jobs/<id>/`: documents parsed, prepared,
+        applied of the total)."""
         text, source = _upload_text(request)
+        if request.query_params.get("background") in ("true", "1"):
+            from schedconsole.api.jobs import started
+            from schedconsole.cluster import jobs
+
+            if not text.strip():
+                raise ValidationError({"file": [f"{source}: no objects passed to import"]})
+            job = jobs.start("import", {"source": source, "bytes": len(text)}, getattr(request.user, "username", "") or "", text)
+            audit(request, "cluster.import", source, after={"job": job.pk})
+            return started(request, job)
         answer = run_import(text, source)
         error = answer.get("error")
         if error:

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from schedconsole.api import attempts, audit, cluster, debug_flags, nodes, pods, profiles, queue, whatif
+from schedconsole.api import attempts, audit, cluster, debug_flags, jobs, nodes, pods, profiles, queue, whatif
 
 urlpatterns = [
     path("nodes/", nodes.NodeList.as_view(), name="api-nodes"),
@@ -14,6 +14,9 @@ urlpatterns = [
     path("attempts/<int:pk>/", attempts.AttemptDetail.as_view(), name="api-attempt"),
     path("import/", pods.Import.as_view(), name="api-import"),
     path("queue/", queue.Queue.as_view(), name="api-queue"),
+    path("jobs/", jobs.JobList.as_view(), name="api-jobs"),
+    path("jobs/<int:pk>/", jobs.JobDetail.as_view(), name="api-job"),
+    path("bench/", jobs.Bench.as_view(), name="api-bench"),
     path("profiles/", profiles.ProfileList.as_view(), name="api-profiles"),
     path("profiles/validate/", profiles.ProfileValidate.as_view(), name="api-profiles-validate"),
     path("profiles/<int:version>/", profiles.ProfileDetail.as_view(), name="api-profile"),
@@ -25,6 +28,7 @@ urlpatterns = [
     path("whatif/diff/", whatif.WhatIfDiff.as_view(), name="api-whatif-diff"),
     path("compare/summary/", whatif.CompareSummary.as_view(), name="api-compare-summary"),
     path("debug-flags/", debug_flags.DebugFlags.as_view(), name="api-debug-flags"),
+    path("plugin-timing/", debug_flags.PluginTiming.as_view(), name="api-plugin-timing"),
     path("audit/", audit.AuditList.as_view(), name="api-audit"),
     path("cluster/", cluster.ClusterStatus.as_view(), name="api-cluster"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -35,3 +35,26 @@ class Binding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pod} -> {self.node}"
+
+
+class Job(models.Model):
+    """A long task started from the console (an import, a benchmark) and its progress: the page polls
+    it while a task worker (or, embedded, a thread) updates it."""
+
+    kind = models.CharField(max_length=16)
+    state = models.CharField(max_length=16, default="queued")
+    phase = models.CharField(max_length=64, blank=True, default="")
+    done = models.IntegerField(default=0)
+    total = models.IntegerField(default=0)
+    params = models.JSONField(default=dict)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    user = models.CharField(max_length=150, blank=True, default="")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} {self.state}"

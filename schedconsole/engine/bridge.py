@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from scheduler.api.documents import DocumentError, load_all, looks_like_json
+from schedconsole.engine.preemptions import PreemptionTimeline
+from schedconsole.history.compact import group_failures
+from scheduler.api.documents import Document, DocumentError, load_all, looks_like_json, read_documents
 from scheduler.api.fields import FieldError, format_time
 from scheduler.api.loader import ClusterObjects, LoadError, objects_from_documents
 from scheduler.api.objects import Node, Pod
@@ -53,17 +55,29 @@ class NotFound(LookupError):
 
 
 # ----- parsing -----------------------------------------------------------------------------------
-def parse_documents(text: str | bytes, source: str) -> list[Any]:
+def parse_documents(text: str | bytes, source: str, on_document: Callable[[int], None] | None = None) -> list[Any]:
     """YAML (multi-document) or JSON text as a list of documents, read with the engine's bounds
-    (nesting depth, go-yaml's alias expansion limit); BadInput names the line."""
+    (nesting depth, go-yaml's alias expansion limit); BadInput names the line. `on_document` is
+    told how many documents are read so far, as they are read (progress of a large import)."""
+
+    def read(json_text: bool = False) -> list[Any]:
+        if on_document is None:
+            return load_all(text, json_text=json_text)
+        out = []
+        for doc in read_documents(text, json_text=json_text):
+            if isinstance(doc, Document):
+                out.append(doc.value)
+                on_document(len(out))
+        return out
+
     try:
         if looks_like_json(text):
             try:
-                docs = load_all(text, json_text=True)
+                docs = read(json_text=True)
             except DocumentError:
-                docs = load_all(text)  # `{a: b}` is YAML flow style, not JSON
+                docs = read()  # `{a: b}` is YAML flow style, not JSON
         else:
-            docs = load_all(text)
+            docs = read()
     except DocumentError as exc:
         kind = "JSON" if looks_like_json(text) else "YAML"
         raise BadInput(source, f"{source}: invalid {kind}: {exc}") from exc
@@ -193,6 +207,7 @@ class Engine:
     hooks: Hooks
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    preemptions: PreemptionTimeline = field(default_factory=PreemptionTimeline)
 
     # ----- building --------------------------------------------------------------------------------
     @classmethod
@@ -301,6 +316,14 @@ class Engine:
         out["shadow"] = recorder.report() if recorder is not None else None
         return out
 
+    def plugin_timing(self, every: Any = None) -> dict[str, int]:
+        """`{"every": N}`: each plugin is timed in every Nth attempt (0: never); sets N when given."""
+        if every is not None:
+            if isinstance(every, bool) or not isinstance(every, int) or every < 0:
+                raise BadInput("every", f"invalid value {every!r}: must be a whole number, 0 or more (0: off, 1: every attempt)")
+            self.scheduler.plugin_timing_every = every
+        return {"every": self.scheduler.plugin_timing_every}
+
     def _simulated_only(self, what: str) -> None:
         if self.mode != "simulated":
             raise BadInput("mode", f"{what} changes the simulated cluster; this console runs in {self.mode} mode (SCHEDCONSOLE_MODE)")
@@ -309,11 +332,15 @@ class Engine:
         on_record = self.hooks.on_record
         original = scheduler._publish
 
+        timeline = self.preemptions
+
         def publish(record: AttemptRecord, update: bool = False) -> None:
             original(record, update)
             on_record(record, update)
+            timeline.on_record(record, update)
 
         scheduler._publish = publish  # type: ignore[method-assign]
+        scheduler.api_call_listeners.append(timeline.on_api_call)
 
     def _on_event(self, event: WatchEvent) -> None:
         obj = event.new if event.new is not None else event.old
@@ -343,6 +370,7 @@ class Engine:
             old.extender.stop()
             self.cluster.unwatch(old.on_event)
         self._attach(new)
+        new.plugin_timing_every = old.plugin_timing_every
         self.scheduler = new
         self.config_document = document
         new.start()
@@ -703,8 +731,10 @@ def _camel(name: str) -> str:
 def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> dict[str, Any]:
     """An attempt as the history stores it: section 5's entry, with the scores as a compact table
     (`scoreTable`: the plugins, then one row `[node, weighted total, [normalized score per plugin]]`
-    for each of the `score_nodes` highest totals) and up to `filter_nodes` filter failures."""
-    failures = record.filter_failures()
+    for each of the `score_nodes` highest totals) and the filter failures of up to `filter_nodes`
+    nodes as `filterGroups` (`history.compact`: one group per plugin, code and reasons, its nodes as
+    name ranges) instead of section 5's per-node `filter`, which `attempt_json` rebuilds."""
+    groups, dropped = group_failures(record.failure_rows(), filter_nodes)
     entry: dict[str, Any] = {
         "pod": record.pod,
         "profile": record.profile,
@@ -714,16 +744,15 @@ def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> di
         "nominatedNode": record.nominated_node,
         "victims": list(record.victims),
         "message": record.message,
-        "filter": failures,
+        "filterGroups": groups,
         "uid": record.uid,
         "at": record.at,
         "feasibleNodes": record.feasible_nodes,
         "numAllNodes": record.num_all_nodes,
         "timings": record.timings,
     }
-    if len(failures) > filter_nodes:
-        entry["filter"] = dict(list(failures.items())[:filter_nodes])
-        entry["filterTruncated"] = len(failures) - filter_nodes
+    if dropped:
+        entry["filterTruncated"] = dropped
     so = record.score_outcome
     entry["scoredNodes"] = len(so.positions) if so is not None and so.plugins else 0
     if so is not None and so.plugins and score_nodes > 0:
@@ -748,9 +777,14 @@ def score_table(entry: dict[str, Any]) -> tuple[dict[str, dict[str, int]], dict[
 
 def live_message(record: AttemptRecord) -> dict[str, Any]:
     """The websocket message of one attempt (DESIGN section 6), with the milliseconds each
-    extension point took (`timings`) for the live page's latency column."""
+    extension point took (`timings`) for the live page's latency column, and in attempts timed per
+    plugin (every `Engine.plugin_timing_every`th) each plugin's per extension point (`pluginTimings`)."""
     message = attempt_message(record)
     message["timings"] = {point: round(seconds * 1000, 3) for point, seconds in record.timings.items()}
+    if record.plugin_timings:  # a sampled attempt: milliseconds per plugin and extension point
+        message["pluginTimings"] = {
+            plugin: {point: round(seconds * 1000, 3) for point, seconds in points.items()} for plugin, points in record.plugin_timings.items()
+        }
     return message
 
 
@@ -1065,6 +1099,11 @@ def overview(engine: Engine) -> dict[str, Any]:
     }
 
 
+def preemption_timeline(engine: Engine, offset: int = 0, limit: int = 50) -> dict[str, Any]:
+    """Preemptions newest first as the engine saw them happen (`preemptions.PreemptionTimeline`)."""
+    return engine.preemptions.page(offset, limit)
+
+
 def nominated(engine: Engine, limit: int = 50) -> dict[str, Any]:
     """Preemptors waiting for their victims to go: pods nominated to a node and not bound yet."""
     rows = [{"pod": p.key, "node": p.nominated_node_name, "priority": p.effective_priority}
@@ -1158,6 +1197,11 @@ def _amount(resource: str, value: int) -> str:
         mi = -(-value // (1 << 20))
         return f"{mi}Mi"
     return str(value)
+
+
+def _nodes(count: int) -> str:
+    """`1 node`, `3 nodes`."""
+    return f"{count} node" if count == 1 else f"{count} nodes"
 
 
 def _with_request(document: dict[str, Any], resource: str, cut: int) -> dict[str, Any] | None:
@@ -1279,7 +1323,10 @@ def _fit_advice(engine: Engine, pod: Pod, document: dict[str, Any], failures: di
         if short <= 0 or target <= 0:
             continue
         count = int((free >= target).sum())
-        line = f"needs {_amount(res, short)} more {res.upper() if res == 'cpu' else res}: {count} node(s) would fit if it asked for {_amount(res, target)}"
+        unit = "CPU" if res == "cpu" else res
+        # Say what it asks now, what it would have to ask, and how many nodes that opens.
+        line = (f"asks for {_amount(res, asked)} {unit}, {_amount(res, short)} more than the most any node has free: "
+                f"if it asked for {_amount(res, target)} {unit} instead, {_nodes(count)} would fit")
         changed = _with_request(document, res, short)
         if changed is not None:
             record, _ = _whatif_record(engine, changed, pod.scheduler_name)
@@ -1316,7 +1363,8 @@ def _loadaware_advice(engine: Engine, pod: Pod, document: dict[str, Any], failur
         now = int(plugin.args.usage_thresholds.get(res, 0))
         target = min(100, -(-min(needed) // 5) * 5)
         count = sum(1 for v in needed if v <= target)
-        line = f"{len(rejected)} node(s) rejected by LoadAwareScheduling: {count} would pass at a {res} threshold of {target}% (now {now}%)"
+        line = (f"{_nodes(len(rejected))} rejected by LoadAwareScheduling: {count} would pass "
+                f"if the {res} usage threshold were {target}% instead of {now}%")
         args = dataclasses.replace(plugin.args, usage_thresholds={**plugin.args.usage_thresholds, res: target})
         record, _ = _whatif_record(engine, document, pod.scheduler_name, args)
         line += _checked(record)

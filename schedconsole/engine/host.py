@@ -88,6 +88,7 @@ class EngineHost:
                 debug_top_n=top_n,
                 debug_filter_failure=failures,
             )
+        self.engine.plugin_timing(settings.PLUGIN_TIMING_EVERY)
         if self.live is not None:
             self.live.start()
         self._stop = False

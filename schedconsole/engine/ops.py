@@ -117,6 +117,14 @@ def _nominated(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return bridge.nominated(engine)
 
 
+def _preemption_timeline(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return bridge.preemption_timeline(engine, payload.get("offset", 0), payload.get("limit", 50))
+
+
+def _plugin_timing(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.plugin_timing(payload.get("every"))
+
+
 def _gangs(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return bridge.gangs(engine)
 
@@ -163,6 +171,8 @@ OPS: dict[str, Op] = {
     "compare_summary": _compare_summary,
     "gangs": _gangs,
     "nominated": _nominated,
+    "preemption_timeline": _preemption_timeline,
+    "plugin_timing": _plugin_timing,
     "k8s": _k8s,
     "cluster_status": _cluster_status,
 }

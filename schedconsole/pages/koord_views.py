@@ -3,12 +3,12 @@ for every plugin route the engine serves under /apis/v1."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
 from schedconsole.engine.client import call
-from schedconsole.history.models import Attempt
 from schedconsole.pages.views import PAGE_SIZE, _int, _pager, page
 
 
@@ -17,31 +17,40 @@ def gangs(request: HttpRequest) -> HttpResponse:
     return page(request, "pages/gangs.html", call("gangs"))
 
 
-def preemption_story(preemptor: Attempt, later: list[dict[str, Any]]) -> dict[str, Any]:
-    """One preemption as a timeline: the nominating attempt, its victims, then the preemptor's
-    following attempts (the retry that binds it, or why it still waits)."""
-    detail = preemptor.detail or {}
-    steps = [{"at": preemptor.at, "what": "nominated", "node": preemptor.nominated_node, "text": preemptor.message, "id": preemptor.id}]
-    for victim in detail.get("victims", []):
-        steps.append({"at": preemptor.at, "what": "victim deleted", "node": preemptor.nominated_node, "text": victim, "id": preemptor.id})
-    for row in later:
-        what = {"Scheduled": "bound", "Nominated": "nominated again"}.get(row["outcome"], f"retry: {row['outcome']}")
-        steps.append({"at": row["at"], "what": what, "node": row["node"] or row["nominated_node"], "text": row["message"], "id": row["id"]})
-    done = any(s["what"] == "bound" for s in steps)
-    return {"pod": preemptor.pod, "nominated": preemptor.nominated_node, "victims": detail.get("victims", []), "steps": steps, "done": done}
+def _clock(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S.%f")[:-3]
+
+
+def timeline_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A story's events as rows: an API call's `started` and its `finished` or `error` make one row
+    (with how long it took, or "in progress" until it ends); nominations and retries are rows of their own."""
+    rows: list[dict[str, Any]] = []
+    open_calls: dict[tuple[str, str], dict[str, Any]] = {}
+    # By time: a nomination is recorded when its attempt is published, after the patch it made.
+    for e in sorted(events, key=lambda e: e["at"]):
+        key = (e["call"], e["target"])
+        if e["phase"] == "started":
+            row = {"at": _clock(e["at"]), "call": e["call"], "target": e["target"], "result": "in progress", "ms": None, "error": "", "started": e["at"]}
+            open_calls[key] = row
+            rows.append(row)
+            continue
+        started = open_calls.pop(key, None)
+        if started is not None and e["phase"] in ("finished", "error"):
+            started.update(result=e["phase"], error=e["error"], ms=round((e["at"] - started["started"]) * 1000, 1))
+            continue
+        rows.append({"at": _clock(e["at"]), "call": e["call"], "target": e["target"], "result": e["phase"], "ms": None,
+                     "error": e.get("error", ""), "victims": e.get("victims")})
+    return rows
 
 
 def preemption(request: HttpRequest) -> HttpResponse:
-    """Preemptions newest first, a page at a time, each as its timeline."""
+    """Preemptors waiting now, and each preemption newest first as the engine recorded it happen:
+    nominated node, victims, every API call's progress and result, the retries."""
     offset = _int(request, "offset")
-    found = Attempt.objects.filter(outcome="Nominated").order_by("-id")
-    count = found.count()
-    stories = []
-    for attempt in found[offset : offset + PAGE_SIZE]:
-        later = list(Attempt.objects.filter(uid=attempt.uid, id__gt=attempt.id).order_by("id").values("id", "at", "outcome", "node", "nominated_node", "message")[:10])
-        stories.append(preemption_story(attempt, later))
+    data = call("preemption_timeline", {"offset": offset, "limit": PAGE_SIZE})
+    stories = [{**s, "rows": timeline_rows(s["events"])} for s in data["results"]]
     in_flight = call("nominated")
-    context = {"stories": stories, "pager": _pager(request, count, offset, PAGE_SIZE), "in_flight": in_flight["results"], "in_flight_count": in_flight["count"]}
+    context = {"stories": stories, "pager": _pager(request, data["count"], offset, PAGE_SIZE), "in_flight": in_flight["results"], "in_flight_count": in_flight["count"]}
     return page(request, "pages/preemption.html", context)
 
 

@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, render
 from schedconsole.accounts.permissions import is_operator
 from schedconsole.api.attempts import attempt_json
 from schedconsole.engine.client import EngineCallError, call
+from schedconsole.history import compact
 from schedconsole.history.models import Attempt
 from schedconsole.pages import charts, svg
 
@@ -65,12 +66,17 @@ def _pager(request: HttpRequest, count: int, offset: int, limit: int) -> dict[st
 
 def live(request: HttpRequest) -> HttpResponse:
     """The live score table; rows arrive over `/ws/scores/`."""
-    context: dict[str, Any] = {"is_operator": is_operator(request.user), "profiles": [], "flags": {"debugTopNScores": 0}}
+    context: dict[str, Any] = {"is_operator": is_operator(request.user), "profiles": [], "flags": {"debugTopNScores": 0}, "timing": {"every": 0}}
     try:
         context["profiles"] = call("stats")["profiles"]
         context["flags"] = call("debug_flags")
+        context["timing"] = call("plugin_timing")
     except EngineCallError as exc:
         context["engine_error"] = exc.message
+    choices = [(1, "every attempt"), (10, "1 in 10 attempts"), (100, "1 in 100 attempts"), (0, "off")]
+    if context["timing"]["every"] not in dict(choices):
+        choices.insert(0, (context["timing"]["every"], f"1 in {context['timing']['every']} attempts"))
+    context["timing_choices"] = choices
     return render(request, "pages/live.html", context)
 
 
@@ -85,10 +91,20 @@ def attempt(request: HttpRequest, pk: int) -> HttpResponse:
         "attempt": data,
         "plugins": plugins,
         "score_rows": rows,
-        "filter_rows": sorted(data.get("filter", {}).items()),
+        "filter_groups": filter_groups(data),
         "is_operator": is_operator(request.user),
     }
     return render(request, "pages/attempt.html", context)
+
+
+def filter_groups(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """An attempt's filter failures for people: one row per plugin, code and reasons, with how many
+    nodes and which (as name ranges). Rows stored before the compact form are grouped here."""
+    groups = data.get("filterGroups")
+    if groups is None:
+        rows = ((node, f["plugin"], f["code"], tuple(f["reasons"])) for node, f in sorted(data.get("filter", {}).items()))
+        groups, _ = compact.group_failures(rows, len(data.get("filter", {})))
+    return [{**g, "names": compact.describe_names(g["nodes"], limit=40)} for g in groups]
 
 
 _recent: dict[str, Any] = {"last_id": 0, "rows": deque(maxlen=3000)}

@@ -314,8 +314,12 @@ class Framework:
         result: PreFilterResult | None = None
         restricting: list[str] = []
         final = Status()
+        timing = state.plugin_timings
         for entry in self.points["pre_filter"]:
+            t = time.perf_counter() if timing is not None else 0.0
             res, status = _guard_pair(entry.plugin.pre_filter, state, pod, nodes)
+            if timing is not None:
+                _took(timing, entry.name, "PreFilter", t)
             if status.code == Code.SKIP:
                 state.skip_filter_plugins.add(entry.name)
                 continue
@@ -440,6 +444,7 @@ class Framework:
         found_count = 0
         processed = count
         infos = snapshot.node_infos
+        timing = state.plugin_timings
         # Batch filters run on chunks in evaluation order, so a large cluster stops early
         # once enough nodes are feasible, as upstream's walk does.
         # The first chunk holds a little more than the nodes wanted (most nodes fit in a busy
@@ -449,10 +454,13 @@ class Framework:
             for k, entry in enumerate(entries):
                 if not entry.batch or alive.size == 0:
                     continue
+                t = time.perf_counter() if timing is not None else 0.0
                 try:
                     res = entry.plugin.filter_batch(state, pod, snapshot, candidates[alive])
                 except Exception as exc:
                     return self._filter_error(entry.name, exc, started)
+                if timing is not None:
+                    _took(timing, entry.name, "Filter", t)
                 if res.passed:
                     continue
                 bad = res.codes != 0
@@ -530,7 +538,10 @@ class Framework:
                         if k >= limit:
                             break
                         entry = entries[k]
+                        t = time.perf_counter() if timing is not None else 0.0
                         status = _guard(entry.plugin.filter, state, pod, infos[pos])
+                        if timing is not None:
+                            _took(timing, entry.name, "Filter", t)
                         if status.code == Code.ERROR:
                             return self._filter_error(entry.name, RuntimeError(status.message), started)
                         if not status.success:
@@ -654,8 +665,12 @@ class Framework:
         final = Status(Code.UNSCHEDULABLE)
         messages: list[str] = []
         nominated: str | None = None
+        timing = state.plugin_timings
         for entry in self.points["post_filter"]:
+            t = time.perf_counter() if timing is not None else 0.0
             node, status = _guard_pair(entry.plugin.post_filter, state, pod, statuses)
+            if timing is not None:
+                _took(timing, entry.name, "PostFilter", t)
             status.with_plugin(entry.name)
             if status.success or status.code == Code.ERROR:
                 final, nominated = status, node
@@ -677,8 +692,12 @@ class Framework:
         snapshot = self.handle.snapshot
         started = time.perf_counter()
         infos = NodeList(snapshot, positions)
+        timing = state.plugin_timings
         for entry in self.points["pre_score"]:
+            t = time.perf_counter() if timing is not None else 0.0
             status = _guard(entry.plugin.pre_score, state, pod, infos)
+            if timing is not None:
+                _took(timing, entry.name, "PreScore", t)
             if status.code == Code.SKIP:
                 state.skip_score_plugins.add(entry.name)
             elif not status.success:
@@ -697,6 +716,7 @@ class Framework:
         entries = [e for e in self.points["score"] if e.name not in state.skip_score_plugins]
         matrix = np.zeros((len(entries), len(positions)), dtype=np.int64)
         for row, entry in enumerate(entries):
+            t = time.perf_counter() if timing is not None else 0.0
             try:
                 if entry.batch:
                     raw = np.asarray(entry.plugin.score_batch(state, pod, snapshot, positions), dtype=np.int64)
@@ -729,6 +749,8 @@ class Framework:
                     positions, f"running Score plugin {entry.name!r}: {exc}"
                 )
             matrix[row] = raw
+            if timing is not None:
+                _took(timing, entry.name, "Score", t)
         # The range check, once over all rows (upstream checks each plugin in turn: the first
         # row out of range names the plugin).
         invalid = self._invalid_score(positions, entries, matrix, len(entries))
@@ -874,6 +896,14 @@ def _chunks(count: int, first: int) -> Iterator[tuple[int, int]]:
         hi = min(count, lo + size)
         yield lo, hi
         lo, size = hi, size * 2
+
+
+def _took(timing: dict[str, dict[str, float]], plugin: str, point: str, started: float) -> None:
+    """Add the seconds since `started` to the plugin's time at the extension point."""
+    per = timing.get(plugin)
+    if per is None:
+        per = timing[plugin] = {}
+    per[point] = per.get(point, 0.0) + time.perf_counter() - started
 
 
 def _guard(call: Callable[..., Status], *args: Any) -> Status:

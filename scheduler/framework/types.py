@@ -113,13 +113,15 @@ def error(exc: BaseException | str) -> Status:
 class CycleState:
     """Per-cycle storage plugins share between extension points (`framework.CycleState`)."""
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "plugin_timings", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.record_plugin_metrics = False
+        # Seconds per plugin and extension point, when this cycle is timed per plugin (else None).
+        self.plugin_timings: dict[str, dict[str, float]] | None = None
 
     def read(self, key: str) -> Any:
         """The value stored under key; KeyError names the key when absent."""

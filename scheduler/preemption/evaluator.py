@@ -228,6 +228,10 @@ def _has_condition(pod: Pod, condition: dict[str, str]) -> bool:
     return False
 
 
+def _no_note(phase: str, err: str) -> None:
+    """No listener: nothing to report."""
+
+
 class _CandidateList:
     """Candidates found so far, capped at the number asked for (extra ones are dropped)."""
 
@@ -449,19 +453,37 @@ class Evaluator:
         return candidates[0]
 
     # ----- preparing the chosen candidate -----------------------------------------------------------
-    def _api_call(self, verb: str, pod: Pod, call: Callable[[], Any]) -> ApiSteps:
-        """Make one API call, first yielding the delay an injected fault asks for."""
-        cluster = self._cluster()
-        faults = getattr(cluster, "faults", None)
-        if faults is None:
-            return call()
-        decision = faults.check(verb, pod.namespace, pod.name)
-        if decision is not None:
-            if decision.delay > 0:
-                yield decision.delay
-            cluster.serve(decision, wait=False)
-        with faults.bypass():
-            return call()
+    def _api_call(self, verb: str, pod: Pod, call: Callable[[], Any], what: str = "", preemptor: Pod | None = None) -> ApiSteps:
+        """Make one API call, first yielding the delay an injected fault asks for. `what` and
+        `preemptor` name the call for the scheduler's API-call listeners (started, finished, error)."""
+        note = self._api_note(preemptor, pod, what or verb)
+        note("started", "")
+        try:
+            cluster = self._cluster()
+            faults = getattr(cluster, "faults", None)
+            if faults is None:
+                result = call()
+            else:
+                decision = faults.check(verb, pod.namespace, pod.name)
+                if decision is not None:
+                    if decision.delay > 0:
+                        yield decision.delay
+                    cluster.serve(decision, wait=False)
+                with faults.bypass():
+                    result = call()
+        except Exception as exc:
+            note("error", str(exc))
+            raise
+        note("finished", "")
+        return result
+
+    def _api_note(self, preemptor: Pod | None, target: Pod, what: str) -> Callable[[str, str], None]:
+        """Report one step of a preemption's API work to `Scheduler.note_api_call` (a no-op
+        without a scheduler or a preemptor)."""
+        note = getattr(self._scheduler(), "note_api_call", None)
+        if note is None or preemptor is None:
+            return _no_note
+        return lambda phase, err: note(preemptor, target, what, phase, err)
 
     def _preempt_pod(self, c: Candidate, preemptor: Pod, victim: Pod) -> ApiSteps:
         """Reject a victim waiting at Permit, else mark it DisruptionTarget and delete it; then the event."""
@@ -469,15 +491,16 @@ class Evaluator:
         waiting = self.handle.get_waiting_pod(victim.uid)
         if waiting is not None:
             waiting.reject(self.plugin_name, "preempted")
+            self._api_note(preemptor, victim, "reject at Permit")("finished", "")
         else:
             condition = disruption_condition(preemptor)
             if not _has_condition(victim, condition):
                 try:
-                    yield from self._api_call("patch", victim, lambda: cluster.add_pod_condition(victim, condition))
+                    yield from self._api_call("patch", victim, lambda: cluster.add_pod_condition(victim, condition), "DisruptionTarget patch", preemptor)
                 except NotFoundError:
                     return None  # the victim is already gone
             try:
-                yield from self._api_call("delete", victim, lambda: cluster.delete_pod(victim))
+                yield from self._api_call("delete", victim, lambda: cluster.delete_pod(victim), "delete", preemptor)
             except NotFoundError:
                 return None
         cluster.record("Normal", "Preempted", victim.key, f"Preempted by pod {preemptor.uid} on node {c.name}")
@@ -491,7 +514,7 @@ class Evaluator:
         prio = pod.effective_priority
         return [pi.pod for pi in queue.nominated_pods_for_node(node) if pi.pod.effective_priority < prio]
 
-    def _clear_nominated_node_name(self, pods: list[Pod]) -> ApiSteps:
+    def _clear_nominated_node_name(self, pods: list[Pod], preemptor: Pod | None = None) -> ApiSteps:
         """Clear status.nominatedNodeName of each pod; raises one APIError naming every failure."""
         cluster = self._cluster()
         queue = getattr(self.handle, "queue", None)
@@ -504,7 +527,9 @@ class Evaluator:
                     queue.delete_nominated(p)
                 continue
             try:
-                yield from self._api_call("patch", current, functools.partial(cluster.set_nominated_node, current, ""))
+                yield from self._api_call(
+                    "patch", current, functools.partial(cluster.set_nominated_node, current, ""), "nominatedNodeName clear", preemptor
+                )
             except APIError as exc:
                 failures.append(str(exc))
         if failures:
@@ -538,7 +563,7 @@ class Evaluator:
         if metrics is not None:
             metrics.preemption_victims.observe(len(c.victims.pods))
         try:
-            self._wait(self._clear_nominated_node_name(self.lower_priority_nominated_pods(pod, c.name)))
+            self._wait(self._clear_nominated_node_name(self.lower_priority_nominated_pods(pod, c.name), pod))
         except APIError:
             pass  # not critical: those pods just keep a stale nomination a little longer
         return Status()
@@ -591,7 +616,7 @@ class Evaluator:
         """The preemption "goroutine": clear lower nominations, preempt all victims but the last,
         then the last one (recorded so PreEnqueue can see when it is gone)."""
         try:
-            yield from self._clear_nominated_node_name(self.lower_priority_nominated_pods(pod, c.name))
+            yield from self._clear_nominated_node_name(self.lower_priority_nominated_pods(pod, c.name), pod)
         except APIError:
             run.result = GOROUTINE_ERROR  # not critical, but counted as an error as upstream
         preempt_last = True
@@ -612,6 +637,7 @@ class Evaluator:
         self.last_victim.pop(pod.uid, None)
         if run.result == GOROUTINE_ERROR:
             yield from self._after_failure(pod)
+        self._api_note(pod, pod, "preemption")("finished" if run.result == GOROUTINE_SUCCESS else "error", "")
         self._observe(run)
         return None
 
@@ -624,7 +650,9 @@ class Evaluator:
         current = cluster.get_pod(pod.uid) if cluster is not None else None
         if current is not None and current.nominated_node_name:
             try:
-                yield from self._api_call("patch", current, functools.partial(cluster.set_nominated_node, current, ""))
+                yield from self._api_call(
+                    "patch", current, functools.partial(cluster.set_nominated_node, current, ""), "nominatedNodeName clear", pod
+                )
             except APIError:
                 pass  # the in-memory nomination is gone; the pod is retried anyway
         self.handle.activate([current or pod])

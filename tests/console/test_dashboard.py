@@ -73,7 +73,7 @@ def test_pending_page_and_why_with_the_smallest_change(engine) -> None:
     assert why["outcome"] == "Unschedulable" and why["queue"] == "unschedulable"
     (fit,) = why["groups"]
     assert fit["plugin"] == "NodeResourcesFit" and fit["nodes"] == 3 and fit["reasons"] == {"Insufficient cpu": 3}
-    assert fit["advice"] == ["needs 1 more CPU: 2 node(s) would fit if it asked for 4 (checked: the cycle would place it on node-a)"]
+    assert fit["advice"] == ["asks for 5 CPU, 1 more than the most any node has free: if it asked for 4 CPU instead, 2 nodes would fit (checked: the cycle would place it on node-a)"]
     # Explaining changed nothing: the pod still waits, nothing was bound.
     assert call("pod", {"namespace": "default", "name": "huge"})["node"] is None
     assert call("stats")["scheduled"] == 0
@@ -87,7 +87,7 @@ def test_why_names_the_loadaware_threshold_that_would_pass(loaded) -> None:
     assert groups["NodeResourcesFit"]["nodes"] == 2
     assert groups["LoadAwareScheduling"]["reasons"] == {"node(s) cpu usage exceed threshold": 1}
     assert groups["LoadAwareScheduling"]["advice"] == [
-        "1 node(s) rejected by LoadAwareScheduling: 1 would pass at a cpu threshold of 75% (now 65%) (checked: the cycle would place it on node-c)"
+        "1 node rejected by LoadAwareScheduling: 1 would pass if the cpu usage threshold were 75% instead of 65% (checked: the cycle would place it on node-c)"
     ]
     assert call("plugin_args")["default-scheduler"]["LoadAwareScheduling"]["usageThresholds"]["cpu"] == 65
 
@@ -220,20 +220,58 @@ def test_threshold_dry_run_through_the_api_previews(loaded, api) -> None:
     assert call("plugin_args")["default-scheduler"]["LoadAwareScheduling"]["usageThresholds"]["cpu"] == 80
 
 
-def test_preemption_story_is_a_timeline() -> None:
-    from datetime import UTC, datetime
+def test_preemption_timeline_pairs_each_call_and_follows_the_retries() -> None:
+    from types import SimpleNamespace as NS
 
-    from schedconsole.history.models import Attempt
-    from schedconsole.pages.koord_views import preemption_story
+    from schedconsole.engine.preemptions import PreemptionTimeline
+    from schedconsole.pages.koord_views import timeline_rows
 
-    at = datetime(2026, 1, 1, tzinfo=UTC)
-    nominating = Attempt(id=7, at=at, pod="shop/urgent", uid="u", profile="p", attempt=1, outcome="Nominated", nominated_node="n1",
-                         message="0/3 nodes are available", detail={"victims": ["batch/a", "batch/b"]})
-    story = preemption_story(nominating, [{"id": 9, "at": at, "outcome": "Scheduled", "node": "n1", "nominated_node": "", "message": ""}])
-    assert [s["what"] for s in story["steps"]] == ["nominated", "victim deleted", "victim deleted", "bound"]
-    assert story["done"] and story["victims"] == ["batch/a", "batch/b"]
-    waiting = preemption_story(nominating, [])
-    assert not waiting["done"]
+    line = PreemptionTimeline(keep=2)
+
+    def api(at: float, call: str, target: str, phase: str, error: str = "") -> None:
+        line.on_api_call(NS(at=at, preemptor="shop/urgent", preemptor_uid="u", target=target, call=call, phase=phase, error=error))
+
+    def attempt(at: float, outcome: str, node: str | None = None, nominated: str | None = None, update: bool = False) -> None:
+        rec = NS(at=at, uid="u", pod="shop/urgent", outcome=outcome, node=node, nominated_node=nominated, victims=["batch/a"], message="m")
+        line.on_record(rec, update)
+
+    api(1.0, "nominatedNodeName patch", "shop/urgent", "started")
+    api(1.001, "nominatedNodeName patch", "shop/urgent", "finished")
+    attempt(1.0, "Nominated", nominated="n1")
+    api(1.1, "delete", "batch/a", "started")
+    api(1.3, "delete", "batch/a", "error", "etcdserver: request timed out")
+    api(1.4, "preemption", "shop/urgent", "error")
+    api(2.0, "delete", "batch/a", "started")
+    attempt(2.5, "Scheduled", node="n1")
+    attempt(2.5, "Error", update=True)  # the binding failed after all
+    (story,) = line.page()["results"]
+    assert story["nominated"] == "n1" and story["victims"] == ["batch/a"] and story["state"] == "retry: Error"
+    rows = timeline_rows(story["events"])
+    assert [(r["call"], r["result"]) for r in rows] == [
+        ("nominatedNodeName patch", "finished"), ("nominated", "finished"), ("delete", "error"), ("preemption", "error"),
+        ("delete", "in progress"), ("retry", "Error"),
+    ]
+    assert rows[2]["ms"] == 200.0 and rows[2]["error"] == "etcdserver: request timed out"
+    for uid in ("v", "w"):  # only the newest `keep` preemptors stay
+        line.on_record(NS(at=3.0, uid=uid, pod=f"shop/{uid}", outcome="Nominated", node=None, nominated_node="n2", victims=[], message=""))
+    assert [s["uid"] for s in line.page()["results"]] == ["w", "v"]
+
+
+def test_preemption_page_shows_the_calls_as_they_happened(start_engine, operator) -> None:
+    from django.test import Client
+
+    lows = [{**pod(f"low{i}", cpu="1500m"), "spec": {**pod(f"low{i}", cpu="1500m")["spec"], "nodeName": "node-a"}} for i in range(2)]
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "urgent"}, "value": 1000}]
+    host = start_engine([node("node-a", cpu="4"), *lows, *classes])
+    _create(host, {**pod("urgent", cpu="2"), "spec": {**pod("urgent", cpu="2")["spec"], "priorityClassName": "urgent"}})
+    story = wait_for(lambda: next((s for s in call("preemption_timeline")["results"] if s["state"] == "bound"), None))
+    calls = [(e["call"], e["phase"]) for e in story["events"]]
+    assert story["pod"] == "default/urgent" and story["nominated"] == "node-a" and len(story["victims"]) == 1
+    assert ("DisruptionTarget patch", "finished") in calls and ("delete", "finished") in calls and calls[-1] == ("retry", "Scheduled")
+    client = Client()
+    client.force_login(operator)
+    page = client.get("/preemption/").content.decode()
+    assert "default/urgent" in page and "DisruptionTarget patch" in page and "nominatedNodeName patch" in page
 
 
 NUMA_CONFIG = {

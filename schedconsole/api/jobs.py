@@ -1,0 +1,61 @@
+"""Background jobs: imports and benchmarks with their progress (`cluster.jobs`)."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from schedconsole.api.base import ConsoleAPIView, audit, page
+from schedconsole.cluster import jobs
+from schedconsole.cluster.models import Job
+
+
+def started(request: Request, job: Job) -> Response:
+    """202 with the job and where to follow it."""
+    body = {**jobs.job_json(job), "url": f"/api/jobs/{job.pk}/", "page": f"/jobs/{job.pk}/"}
+    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/jobs/{job.pk}/"})
+
+
+class JobList(ConsoleAPIView):
+    """GET the jobs, newest first (`?kind=import|bench`)."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        """A page of jobs."""
+        found = Job.objects.all()
+        kind = request.query_params.get("kind")
+        if kind:
+            found = found.filter(kind=kind)
+        return page(request, [jobs.job_json(j) for j in found[:500]], self)
+
+
+class JobDetail(ConsoleAPIView):
+    """GET one job: `state` (queued, running, done, failed), `phase`, `done` of `total`, `percent`, `result`, `error`."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, pk: int) -> Response:
+        """The job or 404."""
+        return Response(jobs.job_json(get_object_or_404(Job, pk=pk)))
+
+
+class Bench(ConsoleAPIView):
+    """POST `{"workload", "nodes"?, "initPods"?, "pods"?}` starts `python -m scheduler bench` on a
+    generated workload, or `{"workload": "cluster-copy"}` on a scratch copy of the simulated
+    cluster (never the live one); 202 with the job to follow."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        """Start the benchmark."""
+        try:
+            params = jobs.bench_params(request.data)
+        except ValueError as exc:
+            field, _, message = str(exc).partition(": ")
+            raise ValidationError({field: [message]}) from exc
+        job = jobs.start("bench", params, getattr(request.user, "username", "") or "")
+        audit(request, "bench.start", params["workload"], after=params)
+        return started(request, job)

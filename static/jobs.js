@@ -1,0 +1,82 @@
+// Jobs: start an import or a benchmark, and move every running job's progress bar by polling
+// /api/jobs/<id>/ until it ends (a job page then reloads to show its figures).
+const $ = (id) => document.getElementById(id);
+
+function csrf() {
+  const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+function showError(text) {
+  const box = $("job-error");
+  if (!box) return;
+  box.textContent = text;
+  box.hidden = !text;
+}
+
+function render(holder, job) {
+  holder.dataset.state = job.state;
+  const bar = holder.querySelector(".bar");
+  const fill = holder.querySelector(".fill");
+  const known = job.total > 0 || job.state === "done";
+  fill.style.width = `${known ? job.percent : 100}%`;
+  fill.classList.toggle("busy", !known && job.state !== "failed");
+  fill.classList.toggle("hot", job.state === "failed");
+  bar.setAttribute("aria-valuenow", String(job.percent));
+  let text = job.state + (job.phase ? ` · ${job.phase}` : "") + (job.total ? ` · ${job.done} of ${job.total}` : "");
+  if (job.state === "failed" && job.error) text += ` · ${job.error.split("\n")[0]}`;
+  holder.querySelector(".job-text").textContent = text;
+}
+
+async function follow(holder) {
+  const id = holder.dataset.job;
+  while (holder.isConnected) {
+    const r = await fetch(`/api/jobs/${id}/`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!r.ok) return;
+    const job = await r.json();
+    render(holder, job);
+    if (job.state === "done" || job.state === "failed") {
+      if ($("job-status")) location.reload();  // the job page: show the figures
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 400));
+  }
+}
+
+function followAll() {
+  for (const holder of document.querySelectorAll(".job-progress")) {
+    if (holder.dataset.state !== "done" && holder.dataset.state !== "failed" && !holder.dataset.followed) {
+      holder.dataset.followed = "1";
+      follow(holder);
+    }
+  }
+}
+
+async function start(url, init) {
+  showError("");
+  const r = await fetch(url, { method: "POST", credentials: "same-origin", ...init, headers: { "X-CSRFToken": csrf(), Accept: "application/json", ...(init.headers ?? {}) } });
+  const body = await r.json();
+  if (r.status !== 202) {
+    showError(Object.entries(body).map(([field, errors]) => `${field}: ${[errors].flat().join(" ")}`).join("; "));
+    return;
+  }
+  location.href = body.page;
+}
+
+$("import-form")?.addEventListener("submit", (e) => {
+  e.preventDefault();
+  const file = $("import-file").files[0];
+  if (!file) { showError("file: choose a YAML or JSON file first"); return; }
+  const data = new FormData();
+  data.append("file", file);
+  start("/api/import/?background=true", { body: data });
+});
+
+$("bench-form")?.addEventListener("submit", (e) => {
+  e.preventDefault();
+  const body = {};
+  for (const [key, value] of new FormData(e.target).entries()) if (value !== "") body[key] = key === "workload" ? value : Number(value);
+  start("/api/bench/", { body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+});
+
+followAll();
