@@ -88,6 +88,8 @@ class EngineHost:
                 debug_top_n=top_n,
                 debug_filter_failure=failures,
             )
+        # Work from the engine's own threads (a live cluster's sync) is handed to this loop.
+        self.engine.extra["post"] = self.post
         if self.live is not None:
             self.live.start()
         self._stop = False

@@ -71,6 +71,18 @@ class LeaderElector:
             self.leading = False
             self.on_stopped()
 
+    def status(self) -> dict[str, Any]:
+        """The Lease as this candidate last saw it: its path, holder, renewal, whether we lead."""
+        holder, renewed = self._observed
+        return {
+            "lease": f"{self.namespace}/{self.name}",
+            "identity": self.identity,
+            "leading": self.leading,
+            "holder": holder or None,
+            "renewTime": renewed or None,
+            "leaseDurationSeconds": self.lease_duration,
+        }
+
     def _run(self) -> None:
         last_renew = time.monotonic()
         while not self._stop.is_set():
