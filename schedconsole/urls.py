@@ -6,7 +6,7 @@ from django.urls import include, path, re_path
 
 from schedconsole.accounts.views import RateLimitedLoginView
 from schedconsole.api import koord
-from schedconsole.pages import config_views, koord_views
+from schedconsole.pages import cluster_views, config_views, koord_views
 from schedconsole.pages import views as pages
 
 urlpatterns = [
@@ -25,6 +25,8 @@ urlpatterns = [
     path("profiles/apply/", config_views.profile_apply, name="profile-apply"),
     path("profiles/<int:version>/activate/", config_views.profile_activate, name="profile-activate"),
     path("thresholds/", config_views.thresholds, name="thresholds"),
+    path("cluster/", cluster_views.cluster, name="cluster"),
+    path("cluster/sync/", cluster_views.sync, name="cluster-sync"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
