@@ -173,9 +173,16 @@ class Connection:
             conn.close()
             if not reused:
                 raise
-            conn = self._open(timeout)
+        except BaseException:
+            conn.close()
+            raise
+        conn = self._open(timeout)
+        try:
             conn.request(method, url, body=data, headers=headers)
             return conn.getresponse(), conn
+        except BaseException:
+            conn.close()
+            raise
 
     def _send(
         self, method: str, path: str, query: dict[str, Any] | None, body: Any, content_type: str, timeout: float, stream: bool
@@ -197,10 +204,12 @@ class Connection:
             payload = _read_rest(response, conn)
             if not stream and not response.will_close:
                 self._local.conn = conn
+            else:
+                conn.close()
             retry_after = response.getheader("Retry-After")
             if attempt < self.max_retries and (response.status == 429 or (response.status >= 500 and retry_after)):
                 attempt += 1
-                time.sleep(min(float(retry_after or 1), 10.0))
+                time.sleep(_retry_seconds(retry_after))
                 continue
             raise _remote_error(response.status, response.reason, payload)
 
@@ -254,6 +263,14 @@ class Connection:
             if holder is not None and conn in holder:
                 holder.remove(conn)
             conn.close()
+
+
+def _retry_seconds(retry_after: str | None) -> float:
+    """Retry-After in seconds (1 when absent or a date), at most 10."""
+    try:
+        return min(max(float(retry_after or 1), 0.0), 10.0)
+    except ValueError:
+        return 1.0
 
 
 def _read_rest(response: http.client.HTTPResponse, conn: http.client.HTTPConnection) -> bytes:
