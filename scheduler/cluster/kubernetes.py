@@ -31,6 +31,7 @@ import ssl
 import threading
 import time
 import uuid
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -107,6 +108,7 @@ class Connection:
     _prefix: str = ""
     _ssl: ssl.SSLContext | None = None
     _tunnel: tuple[str, int] | None = None
+    _opened: weakref.WeakSet[http.client.HTTPConnection] = field(default_factory=weakref.WeakSet)
 
     def __post_init__(self) -> None:
         configuration = self.configuration
@@ -150,7 +152,21 @@ class Connection:
             conn = http.client.HTTPConnection(host, port, timeout=timeout)
         if self._tunnel is not None:
             conn.set_tunnel(*self._tunnel)
+        self._opened.add(conn)
         return conn
+
+    def close_kept(self) -> None:
+        """Close this thread's kept-alive connection (the others' are theirs)."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        """Close every connection still open (kept-alive ones too: a server shutting down over TLS
+        would otherwise wait for each idle client to answer its close)."""
+        for conn in list(self._opened):
+            conn.close()
 
     def _exchange(
         self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout: float, keep: bool
@@ -637,6 +653,7 @@ class KubernetesCluster(SimulatedCluster):
         for informer in self.informers:
             informer.join(max(0.0, deadline - time.monotonic()))
         self._broadcaster = None
+        self.connection.close()
 
     @property
     def synced(self) -> bool:

@@ -67,6 +67,7 @@ class LeaderElector:
                 self._write(self._get(), holder="", duration=1)
             except RemoteError as exc:
                 log.warning("lease %s: release failed: %s", self.name, exc)
+            self.connection.close_kept()
         if self.leading:
             self.leading = False
             self.on_stopped()

@@ -122,6 +122,7 @@ class LiveMirror:
             self._thread.join(timeout)
         for informer in self.informers:
             informer.join(max(0.0, deadline - time.monotonic()))
+        self.connection.close()
         self.stopped_at = time.time()
 
     @property
