@@ -6,7 +6,7 @@ from django.urls import include, path, re_path
 
 from schedconsole.accounts.views import RateLimitedLoginView
 from schedconsole.api import koord
-from schedconsole.pages import config_views, job_views, koord_views
+from schedconsole.pages import cluster_views, config_views, job_views, koord_views
 from schedconsole.pages import views as pages
 
 urlpatterns = [
@@ -27,6 +27,8 @@ urlpatterns = [
     path("thresholds/", config_views.thresholds, name="thresholds"),
     path("jobs/", job_views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", job_views.job_page, name="job"),
+    path("cluster/", cluster_views.cluster, name="cluster"),
+    path("cluster/sync/", cluster_views.sync, name="cluster-sync"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -308,12 +308,16 @@ class Engine:
         out: dict[str, Any] = {"mode": self.mode, "server": self.extra.get("server"), "leading": self.leading}
         informers = getattr(self.cluster, "informers", None)
         if informers is not None:
-            out["informers"] = [
-                {"kind": i.kind.kind, "installed": i.installed, "relists": i.relists, "watches": i.watches, "resourceVersion": i.resource_version}
-                for i in informers
-            ]
+            from scheduler.cluster.mirror import informer_status
+
+            out["informers"] = [informer_status(i) for i in informers]
+        elector = self.extra.get("elector")
+        if elector is not None:
+            out["lease"] = elector.status()
         recorder = self.extra.get("shadow")
         out["shadow"] = recorder.report() if recorder is not None else None
+        mirror = self.extra.get("sync")
+        out["sync"] = mirror.status() if mirror is not None else None
         return out
 
     def plugin_timing(self, every: Any = None) -> dict[str, int]:
@@ -323,6 +327,44 @@ class Engine:
                 raise BadInput("every", f"invalid value {every!r}: must be a whole number, 0 or more (0: off, 1: every attempt)")
             self.scheduler.plugin_timing_every = every
         return {"every": self.scheduler.plugin_timing_every}
+
+    # ----- continuous sync of a live cluster into the simulated one ----------------------------------
+    def sync_start(self, kubeconfig: str = "", context: str = "", in_cluster: bool = False, keep_bindings: bool = True) -> dict[str, Any]:
+        """Start mirroring a live cluster into this simulated one (see scheduler/cluster/mirror.py)."""
+        from scheduler.cluster.mirror import LiveMirror
+
+        self._simulated_only("syncing a live cluster")
+        running = self.extra.get("sync")
+        if running is not None and running.running:
+            raise BadInput("sync", f"a sync from {running.connection.host} is running; stop it first")
+        try:
+            from scheduler.cluster.kubernetes import connect
+
+            connection = connect(kubeconfig or None, context or None, in_cluster)
+        except Exception as exc:  # the kubernetes client's config errors have no common base
+            raise BadInput("kubeconfig", f"cannot connect with {kubeconfig or ('the service account' if in_cluster else 'the default kubeconfig')}: {exc}") from exc
+
+        def post(task: Callable[[], None]) -> None:
+            hand_over = self.extra.get("post") or self.scheduler.submit
+            hand_over(task)
+
+        mirror = LiveMirror(connection, self.k8s_api().handle, post, keep_bindings=keep_bindings)
+        mirror.start()
+        self.extra["sync"] = mirror
+        return dict(mirror.status())
+
+    def sync_stop(self) -> dict[str, Any]:
+        """Stop the sync (what it mirrored stays)."""
+        mirror = self.extra.get("sync")
+        if mirror is None or not mirror.running:
+            raise BadInput("sync", "no sync is running")
+        mirror.stop()
+        return dict(mirror.status())
+
+    def sync_status(self) -> dict[str, Any] | None:
+        """The sync's state, or None if none was started."""
+        mirror = self.extra.get("sync")
+        return dict(mirror.status()) if mirror is not None else None
 
     def _simulated_only(self, what: str) -> None:
         if self.mode != "simulated":
@@ -427,6 +469,9 @@ class Engine:
     def stop(self) -> None:
         """Stop the plugins' controllers (and a live cluster's informers and Lease)."""
         self.scheduler.extender.stop()
+        mirror = self.extra.get("sync")
+        if mirror is not None and mirror.running:
+            mirror.stop()
         elector = self.extra.get("elector")
         if elector is not None:
             elector.stop()

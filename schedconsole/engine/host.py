@@ -89,6 +89,8 @@ class EngineHost:
                 debug_filter_failure=failures,
             )
         self.engine.plugin_timing(settings.PLUGIN_TIMING_EVERY)
+        # Work from the engine's own threads (a live cluster's sync) is handed to this loop.
+        self.engine.extra["post"] = self.post
         if self.live is not None:
             self.live.start()
         self._stop = False

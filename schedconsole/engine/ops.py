@@ -139,6 +139,18 @@ def _cluster_status(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return engine.cluster_status()
 
 
+def _sync_start(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.sync_start(payload.get("kubeconfig", ""), payload.get("context", ""), bool(payload.get("inCluster")), bool(payload.get("keepBindings", True)))
+
+
+def _sync_stop(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.sync_stop()
+
+
+def _sync_status(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
+    return engine.sync_status()
+
+
 def _ping(engine: bridge.Engine, payload: dict[str, Any]) -> Any:
     return {"pong": True, "now": engine.now()}
 
@@ -175,4 +187,7 @@ OPS: dict[str, Op] = {
     "plugin_timing": _plugin_timing,
     "k8s": _k8s,
     "cluster_status": _cluster_status,
+    "sync_start": _sync_start,
+    "sync_stop": _sync_stop,
+    "sync_status": _sync_status,
 }

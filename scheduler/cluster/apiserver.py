@@ -22,6 +22,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from scheduler.api.fields import FieldError, format_time
@@ -29,6 +30,12 @@ from scheduler.api.objects import Pod, parse_namespace, parse_node, parse_pdb, p
 from scheduler.cluster.patches import PatchError, apply_patch
 from scheduler.cluster.query import SelectorError, labels_match, parse_field_selector, parse_label_selector
 from scheduler.cluster.simulated import APIError, SimulatedCluster, WatchEvent
+
+
+@lru_cache(maxsize=4096)
+def _time(seconds: float) -> str:
+    """`format_time`, remembered: the same few start times are rendered for every watch event."""
+    return format_time(seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,8 +292,11 @@ class APIServer:
             meta.setdefault("namespace", "default")
         else:
             meta.pop("namespace", None)
-        meta.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{meta.get('namespace', '')}/{meta.get('name', '')}")))
-        meta.setdefault("creationTimestamp", format_time(self.started))
+        # Filled only when absent: rendering runs for every watch event a client is sent.
+        if "uid" not in meta:
+            meta["uid"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{meta.get('namespace', '')}/{meta.get('name', '')}"))
+        if "creationTimestamp" not in meta:
+            meta["creationTimestamp"] = _time(self.started)
         if rv is not None:
             meta["resourceVersion"] = str(rv)
         doc["metadata"] = meta
@@ -325,11 +335,12 @@ class APIServer:
                 {
                     "type": "PodScheduled",
                     "status": "True",
-                    "lastTransitionTime": status.get("startTime") or format_time(pod.start_time or self.started),
+                    "lastTransitionTime": status.get("startTime") or _time(pod.start_time or self.started),
                 },
             )
             if pod.start_time is not None:
-                status.setdefault("startTime", format_time(pod.start_time))
+                if "startTime" not in status:
+                    status["startTime"] = _time(pod.start_time)
         else:
             conditions = [c for c in pod.conditions]
         if conditions:

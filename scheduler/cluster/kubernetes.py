@@ -23,15 +23,20 @@ does not need it.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
+import socket
+import ssl
 import threading
 import time
 import uuid
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 from scheduler.api.fields import FieldError, format_time
 from scheduler.api.objects import parse_namespace, parse_node, parse_pdb, parse_pod, parse_priority_class
@@ -76,54 +81,153 @@ class RemoteError(APIError):
         self.reason = reason
 
 
+# Errors of a connection the server (or a proxy) closed: a request on a kept-alive connection
+# meeting one of these was not answered, and is sent again once on a fresh connection.
+_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+
+
 @dataclass(slots=True)
 class Connection:
-    """Requests to one API server through a `kubernetes.client.ApiClient`."""
+    """Requests to one API server, over kept-alive `http.client` connections (one per thread).
+
+    The `kubernetes` client's configuration (from a kubeconfig or the service account) supplies the
+    server, TLS settings and credentials; its generated request machinery is not used: a binding
+    or a status patch is a few hundred bytes of JSON, and building it through the client's models,
+    urllib3's pool and header dictionaries cost more CPU than the scheduling cycle that decided it,
+    CPU taken from the scheduling loop under the same interpreter lock.
+    """
 
     api_client: Any
     limiter: RateLimiter
     max_retries: int = 10
     timeout: float = 30.0
     requests: int = 0
+    _local: threading.local = field(default_factory=threading.local)
+    _scheme: str = ""
+    _netloc: tuple[str, int] = ("", 0)
+    _prefix: str = ""
+    _ssl: ssl.SSLContext | None = None
+    _tunnel: tuple[str, int] | None = None
+    _opened: weakref.WeakSet[http.client.HTTPConnection] = field(default_factory=weakref.WeakSet)
+
+    def __post_init__(self) -> None:
+        configuration = self.configuration
+        url = urlsplit(str(configuration.host))
+        self._scheme = url.scheme or "http"
+        self._netloc = (url.hostname or "127.0.0.1", url.port or (443 if self._scheme == "https" else 80))
+        self._prefix = url.path.rstrip("/")
+        if self._scheme == "https":
+            self._ssl = _ssl_context(configuration)
+        proxy = getattr(configuration, "proxy", None)
+        if proxy:
+            proxied = urlsplit(str(proxy))
+            self._tunnel = self._netloc
+            self._netloc = (proxied.hostname or "127.0.0.1", proxied.port or 3128)
+
+    @property
+    def configuration(self) -> Any:
+        """The `kubernetes.client.Configuration` (an `ApiClient`'s, or one given directly)."""
+        return getattr(self.api_client, "configuration", self.api_client)
 
     @property
     def host(self) -> str:
         """The API server's base URL."""
-        return str(self.api_client.configuration.host)
+        return str(self.configuration.host)
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": "schedconsole"}
+        # auth_settings() runs the configuration's refresh hook (exec plugins, rotated tokens).
+        for auth in self.configuration.auth_settings().values():
+            if auth.get("in") == "header" and auth.get("value"):
+                headers[auth["key"]] = auth["value"]
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _open(self, timeout: float) -> http.client.HTTPConnection:
+        host, port = self._netloc
+        if self._scheme == "https":
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(host, port, timeout=timeout, context=self._ssl)
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=timeout)
+        if self._tunnel is not None:
+            conn.set_tunnel(*self._tunnel)
+        self._opened.add(conn)
+        return conn
+
+    def close_kept(self) -> None:
+        """Close this thread's kept-alive connection (the others' are theirs)."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        """Close every connection still open (kept-alive ones too: a server shutting down over TLS
+        would otherwise wait for each idle client to answer its close)."""
+        for conn in list(self._opened):
+            conn.close()
+
+    def _exchange(
+        self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout: float, keep: bool
+    ) -> tuple[http.client.HTTPResponse, http.client.HTTPConnection]:
+        """Send on this thread's kept-alive connection (a fresh one for a watch, which holds it)."""
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None) if keep else None
+        reused = conn is not None
+        if conn is None:
+            conn = self._open(timeout)
+        else:
+            conn.timeout = timeout
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout)
+        if keep:
+            self._local.conn = None  # held until the response is read
+        try:
+            conn.request(method, url, body=data, headers=headers)
+            return conn.getresponse(), conn
+        except _STALE:
+            conn.close()
+            if not reused:
+                raise
+        except BaseException:
+            conn.close()
+            raise
+        conn = self._open(timeout)
+        try:
+            conn.request(method, url, body=data, headers=headers)
+            return conn.getresponse(), conn
+        except BaseException:
+            conn.close()
+            raise
 
     def _send(
-        self, method: str, path: str, query: dict[str, Any] | None, body: Any, content_type: str, timeout: Any, stream: bool
-    ) -> Any:
-        from kubernetes.client.exceptions import ApiException
-
+        self, method: str, path: str, query: dict[str, Any] | None, body: Any, content_type: str, timeout: float, stream: bool
+    ) -> tuple[http.client.HTTPResponse, http.client.HTTPConnection]:
+        url = self._prefix + path + ("?" + urlencode(query) if query else "")
+        data = body if body is None or isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
         attempt = 0
         while True:
             self.limiter.acquire()
             self.requests += 1
-            headers = {"Accept": "application/json"}
-            if body is not None:
-                headers["Content-Type"] = content_type
             try:
-                return self.api_client.call_api(
-                    path,
-                    method,
-                    query_params=list((query or {}).items()),
-                    header_params=headers,
-                    body=body,
-                    auth_settings=["BearerToken"],
-                    _preload_content=False,
-                    _return_http_data_only=True,
-                    _request_timeout=timeout,
+                response, conn = self._exchange(
+                    method, url, data, self._headers(content_type if data is not None else None), timeout, not stream
                 )
-            except ApiException as exc:
-                retry_after = (exc.headers or {}).get("Retry-After") if exc.headers is not None else None
-                if attempt < self.max_retries and (exc.status == 429 or (exc.status >= 500 and retry_after)):
-                    attempt += 1
-                    time.sleep(min(float(retry_after or 1), 10.0))
-                    continue
-                raise _remote_error(exc) from None
-            except Exception as exc:  # connection refused, reset, timed out
+            except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out
                 raise RemoteError(0, "ServiceUnavailable", f"{method} {path}: {exc}") from None
+            if response.status < 400:
+                return response, conn
+            payload = _read_rest(response, conn)
+            if not stream and not response.will_close:
+                self._local.conn = conn
+            else:
+                conn.close()
+            retry_after = response.getheader("Retry-After")
+            if attempt < self.max_retries and (response.status == 429 or (response.status >= 500 and retry_after)):
+                attempt += 1
+                time.sleep(_retry_seconds(retry_after))
+                continue
+            raise _remote_error(response.status, response.reason, payload)
 
     def request(
         self,
@@ -134,40 +238,90 @@ class Connection:
         query: dict[str, Any] | None = None,
         content_type: str = "application/json",
     ) -> Any:
-        """One request; the decoded JSON body (RemoteError on failure)."""
-        response = self._send(method, path, query, body, content_type, self.timeout, False)
-        data = response.data
+        """One request; the decoded JSON body (RemoteError on failure). `body` may be encoded already."""
+        response, conn = self._send(method, path, query, body, content_type, self.timeout, False)
+        try:
+            data = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            raise RemoteError(0, "ServiceUnavailable", f"{method} {path}: {exc}") from None
+        if response.will_close:
+            conn.close()
+        else:
+            self._local.conn = conn
         return json.loads(data) if data else None
 
-    def stream(self, path: str, query: dict[str, Any], read_timeout: float) -> Iterator[dict[str, Any]]:
-        """A watch: its events as they arrive (a stalled stream raises after `read_timeout`)."""
-        response = self._send("GET", path, {**query, "watch": "true"}, None, "", (10.0, read_timeout), True)
+    def stream(
+        self, path: str, query: dict[str, Any], read_timeout: float, holder: list[Any] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """A watch: its events as they arrive (a stalled stream raises after `read_timeout`). The
+        open connection is put in `holder` while it streams, so another thread can end it."""
+        response, conn = self._send("GET", path, {**query, "watch": "true"}, None, "", read_timeout, True)
+        if holder is not None:
+            holder.append(conn)
         try:
             buffer = b""
-            for chunk in response.stream(4096, decode_content=True):
+            while True:
+                chunk = response.read1(65536)
+                if not chunk:
+                    break
                 buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
+                if b"\n" not in chunk:
+                    continue
+                lines = buffer.split(b"\n")
+                buffer = lines.pop()
+                for line in lines:
                     if line.strip():
                         yield json.loads(line)
             if buffer.strip():
                 yield json.loads(buffer)
         finally:
-            response.release_conn()
+            if holder is not None and conn in holder:
+                holder.remove(conn)
+            conn.close()
 
 
-def _remote_error(exc: Any) -> RemoteError:
+def _retry_seconds(retry_after: str | None) -> float:
+    """Retry-After in seconds (1 when absent or a date), at most 10."""
     try:
-        body = json.loads(exc.body or b"{}")
+        return min(max(float(retry_after or 1), 0.0), 10.0)
+    except ValueError:
+        return 1.0
+
+
+def _read_rest(response: http.client.HTTPResponse, conn: http.client.HTTPConnection) -> bytes:
+    try:
+        return response.read()
+    except (OSError, http.client.HTTPException):
+        conn.close()
+        return b""
+
+
+def _ssl_context(configuration: Any) -> ssl.SSLContext:
+    """TLS as the configuration says: its CA (or the system's), client certificate, verification."""
+    context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
+    if not configuration.verify_ssl:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    elif getattr(configuration, "assert_hostname", None) is False:
+        context.check_hostname = False
+    if configuration.cert_file:
+        context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
+    return context
+
+
+def _remote_error(status: int, http_reason: str, payload: bytes) -> RemoteError:
+    try:
+        body = json.loads(payload or b"{}")
     except ValueError:
         body = {}
     if not isinstance(body, dict):
         body = {}
-    reason = body.get("reason") or ("NotFound" if exc.status == 404 else "InternalError")
-    message = body.get("message") or f"{exc.status} {exc.reason}"
-    if exc.status == 404:
+    reason = body.get("reason") or ("NotFound" if status == 404 else "InternalError")
+    message = body.get("message") or f"{status} {http_reason}"
+    if status == 404:
         return _RemoteNotFound(404, "NotFound", message)
-    return RemoteError(int(exc.status or 0), reason, message)
+    return RemoteError(int(status or 0), reason, message)
 
 
 class _RemoteNotFound(RemoteError, NotFoundError):
@@ -246,8 +400,11 @@ class Informer:
     installed: bool = True
     relists: int = 0
     watches: int = 0
+    events: int = 0
+    last_event_at: float = 0.0
     _thread: threading.Thread | None = None
     _last_list: float = 0.0
+    _streams: list[Any] = field(default_factory=list)
 
     def list(self) -> None:
         """A full list, replacing the cache's objects of this kind."""
@@ -288,8 +445,15 @@ class Informer:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop after the current request."""
+        """Stop, ending the watch in flight."""
         self.stopped.set()
+        for conn in list(self._streams):
+            sock = getattr(conn, "sock", None)
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def join(self, timeout: float) -> None:
         """Wait for the thread to end."""
@@ -314,6 +478,8 @@ class Informer:
                 log.warning("informer %s: %s", self.kind.kind, exc)
                 self.stopped.wait(min(30.0, 0.2 * 2**failures))
             except Exception as exc:  # a broken stream: resume from the last version seen
+                if self.stopped.is_set():
+                    return
                 failures += 1
                 log.warning("informer %s: watch broke: %s", self.kind.kind, exc)
                 self.stopped.wait(min(30.0, 0.2 * 2**failures))
@@ -327,7 +493,7 @@ class Informer:
         }
         left = max(1.0, self.resync_seconds - (time.monotonic() - self._last_list))
         query["timeoutSeconds"] = str(int(min(self.watch_seconds, left)))
-        for event in self.connection.stream(self.kind.path, query, self.read_timeout):
+        for event in self.connection.stream(self.kind.path, query, self.read_timeout, self._streams):
             if self.stopped.is_set():
                 return
             kind, obj = event.get("type"), event.get("object") or {}
@@ -336,7 +502,10 @@ class Informer:
                 raise RemoteError(code, str(obj.get("reason", "")), str(obj.get("message", "")))
             version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
             if kind != "BOOKMARK":
-                self.apply(self.kind.kind, str(kind), {**obj, "kind": self.kind.kind})
+                obj["kind"] = self.kind.kind  # the decoded event is ours: no copy
+                self.apply(self.kind.kind, str(kind), obj)
+                self.events += 1
+                self.last_event_at = time.time()
             if version:
                 self.resource_version = version
 
@@ -363,6 +532,9 @@ class KubernetesCluster(SimulatedCluster):
     _events_wake: threading.Event = field(default_factory=threading.Event)
     _broadcaster: threading.Thread | None = None
     _docs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _inbox: list[tuple[Any, ...]] = field(default_factory=list)
+    _inbox_lock: threading.Lock = field(default_factory=threading.Lock)
+    _inbox_posted: bool = False
     post: Callable[[Callable[[], None]], None] = lambda task: task()
     remote_api: bool = True
     # Shadow mode: pending pods are renamed away from every profile (so nothing is queued or bound
@@ -408,7 +580,29 @@ class KubernetesCluster(SimulatedCluster):
             except FieldError as exc:
                 log.warning("skipping %s %s: %s", kind, key, exc)
                 return
-        self.post(lambda: self._apply(kind, type_, doc, parsed=parsed))
+        self._deliver((kind, type_, doc, parsed))
+
+    def _deliver(self, item: tuple[Any, ...]) -> None:
+        """Queue an informer's change for the scheduling thread. One task drains everything queued
+        by then, so a burst of watch events costs the loop one hand-over, not one per event."""
+        with self._inbox_lock:
+            self._inbox.append(item)
+            if self._inbox_posted:
+                return
+            self._inbox_posted = True
+        self.post(self._drain_inbox)
+
+    def _drain_inbox(self) -> None:
+        with self._inbox_lock:
+            items = list(self._inbox)
+            self._inbox.clear()
+            self._inbox_posted = False
+        with self.lock:
+            for kind, type_, doc, parsed in items:
+                if type_ == "LIST":
+                    self._replace_all(kind, doc)
+                else:
+                    self._apply(kind, type_, doc, parsed=parsed)
 
     def _pod_status_change(self, doc: dict[str, Any]) -> Any:
         """A pod whose update changed only what the scheduler itself changes (nodeName by a
@@ -438,7 +632,7 @@ class KubernetesCluster(SimulatedCluster):
 
     def _receive_list(self, kind: str, items: list[dict[str, Any]]) -> None:
         """An informer's relist: diffed against the cache on the scheduling thread."""
-        self.post(lambda: self._replace_all(kind, items))
+        self._deliver((kind, "LIST", items, None))
 
     def watch_all(self) -> None:
         """Start the informers' watches and the event broadcaster."""
@@ -459,6 +653,7 @@ class KubernetesCluster(SimulatedCluster):
         for informer in self.informers:
             informer.join(max(0.0, deadline - time.monotonic()))
         self._broadcaster = None
+        self.connection.close()
 
     @property
     def synced(self) -> bool:

@@ -67,9 +67,22 @@ class LeaderElector:
                 self._write(self._get(), holder="", duration=1)
             except RemoteError as exc:
                 log.warning("lease %s: release failed: %s", self.name, exc)
+            self.connection.close_kept()
         if self.leading:
             self.leading = False
             self.on_stopped()
+
+    def status(self) -> dict[str, Any]:
+        """The Lease as this candidate last saw it: its path, holder, renewal, whether we lead."""
+        holder, renewed = self._observed
+        return {
+            "lease": f"{self.namespace}/{self.name}",
+            "identity": self.identity,
+            "leading": self.leading,
+            "holder": holder or None,
+            "renewTime": renewed or None,
+            "leaseDurationSeconds": self.lease_duration,
+        }
 
     def _run(self) -> None:
         last_renew = time.monotonic()

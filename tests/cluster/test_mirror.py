@@ -1,0 +1,203 @@
+"""Continuous sync: a "live" cluster (the API served over HTTP by `httpserver.py`) mirrored into a
+simulated one that our engine schedules."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from scheduler.clock import Clock
+from scheduler.cluster.apiserver import APIServer
+from scheduler.cluster.httpserver import APIHTTPServer
+from scheduler.cluster.kubernetes import Connection, RateLimiter
+from scheduler.cluster.mirror import MIRROR_GATE, LiveMirror
+from scheduler.cluster.simulated import SimulatedCluster
+from scheduler.config.loader import default_config
+from scheduler.plugins.registry import new_registry
+from scheduler.scheduler import Scheduler
+
+pytest.importorskip("kubernetes")
+
+
+def node(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+    }
+
+
+def pod(name: str, node_name: str = "") -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "prod", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "500m", "memory": "64Mi"}}}]},
+    }
+    if node_name:
+        doc["spec"]["nodeName"] = node_name
+    return doc
+
+
+@dataclass
+class Live:
+    """The live cluster: an API server over HTTP, written to as another scheduler would."""
+
+    server: APIHTTPServer
+
+    def send(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.server.url + path, data=data, method=method, headers={"Content-Type": content_type})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.loads(answer.read())
+
+    def create(self, doc: dict[str, Any]) -> None:
+        plural = "nodes" if doc["kind"] == "Node" else "namespaces" if doc["kind"] == "Namespace" else "pods"
+        prefix = "/api/v1" + (f"/namespaces/{doc['metadata']['namespace']}" if plural == "pods" else "")
+        self.send("POST", f"{prefix}/{plural}", doc)
+
+    def bind(self, name: str, node_name: str) -> None:
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name},
+            "target": {"kind": "Node", "name": node_name},
+        }
+        self.send("POST", f"/api/v1/namespaces/prod/pods/{name}/binding", binding)
+
+    def pods(self) -> dict[str, str]:
+        items = self.send("GET", "/api/v1/pods")["items"]
+        return {i["metadata"]["name"]: i["spec"].get("nodeName", "") for i in items}
+
+
+@dataclass
+class Copy:
+    """The simulated cluster the mirror writes into, with our engine scheduling it."""
+
+    cluster: SimulatedCluster
+    scheduler: Scheduler
+    mirror: LiveMirror
+
+    def run_until(self, check: Callable[[], bool], timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.scheduler.step():
+                self.scheduler.flush_queues()
+                if check():
+                    return
+                time.sleep(0.01)
+        raise AssertionError(f"not reached in {timeout}s; sync: {self.mirror.status()}")
+
+    def pods(self) -> dict[str, Any]:
+        return {p.name: p for p in self.cluster.pods.values()}
+
+
+@pytest.fixture
+def live() -> Iterator[Live]:
+    cluster = SimulatedCluster(clock=Clock())
+    server = APIHTTPServer(APIServer(cluster)).start()
+    running = Live(server)
+    running.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}})
+    for name in ("n1", "n2"):
+        running.create(node(name))
+    running.create(pod("bound", "n1"))
+    running.create(pod("pending"))
+    try:
+        yield running
+    finally:
+        server.stop()
+
+
+def start_copy(live: Live, keep_bindings: bool) -> Copy:
+    from kubernetes import client
+
+    cluster = SimulatedCluster(clock=Clock())
+    scheduler = Scheduler(default_config(), cluster, cluster.clock, new_registry(), seed=1, keep_records=False)
+    scheduler.start()
+    configuration = client.Configuration()
+    configuration.host = live.server.url
+    connection = Connection(configuration, RateLimiter(0, 100))
+    mirror = LiveMirror(connection, APIServer(cluster).handle, scheduler.submit, keep_bindings=keep_bindings, read_timeout=10)
+    mirror.start()
+    return Copy(cluster, scheduler, mirror)
+
+
+@pytest.fixture
+def copies() -> Iterator[list[Copy]]:
+    made: list[Copy] = []
+    yield made
+    for c in made:
+        c.mirror.stop()
+
+
+def test_keeping_bindings_follows_the_live_scheduler(live: Live, copies: list[Copy]) -> None:
+    copy = start_copy(live, keep_bindings=True)
+    copies.append(copy)
+    copy.run_until(lambda: {"bound", "pending"} <= set(copy.pods()) and set(copy.cluster.nodes) == {"n1", "n2"})
+    pods = copy.pods()
+    assert pods["bound"].node_name == "n1"
+    # The pending pod waits for the live cluster's scheduler: gated here, never bound by us.
+    copy.run_until(lambda: copy.scheduler.queue.where(copy.pods()["pending"].uid) == "gated")
+    assert copy.pods()["pending"].node_name == ""
+    assert any(g.get("name") == MIRROR_GATE for g in copy.pods()["pending"].raw["spec"]["schedulingGates"])
+
+    live.bind("pending", "n2")  # "another scheduler" binds it
+    copy.run_until(lambda: copy.pods()["pending"].node_name == "n2")
+    assert not copy.pods()["pending"].raw["spec"].get("schedulingGates")
+
+    live.create(pod("late"))
+    live.send("PATCH", "/api/v1/nodes/n2", {"metadata": {"labels": {"zone": "b"}}}, "application/merge-patch+json")
+    live.send(
+        "PATCH", "/api/v1/namespaces/prod/pods/bound", {"metadata": {"labels": {"tier": "1"}}}, "application/merge-patch+json"
+    )
+    live.send("DELETE", "/api/v1/namespaces/prod/pods/bound?gracePeriodSeconds=0")
+    copy.run_until(
+        lambda: "late" in copy.pods() and "bound" not in copy.pods() and copy.cluster.nodes["n2"].labels.get("zone") == "b"
+    )
+    status = copy.mirror.status()
+    assert status["state"] == "running" and status["failures"] == 0, status
+    assert status["mirrored"]["Node"] == 2 and status["mirrored"]["Pod"] == 2
+    assert "prod" in copy.cluster.namespaces
+    pod_informer = next(i for i in status["informers"] if i["kind"] == "Pod")
+    assert pod_informer["events"] >= 4 and pod_informer["lastEventAt"]
+
+
+def test_pending_mode_leaves_every_pod_to_our_engine(live: Live, copies: list[Copy]) -> None:
+    copy = start_copy(live, keep_bindings=False)
+    copies.append(copy)
+    copy.run_until(lambda: {"bound", "pending"} <= set(copy.pods()) and all(p.node_name for p in copy.pods().values()))
+    assert all(p.node_name in ("n1", "n2") for p in copy.pods().values())
+    # The live cluster's own binding later does not move our placement.
+    ours = copy.pods()["pending"].node_name
+    live.bind("pending", "n1" if ours == "n2" else "n2")
+    live.send(
+        "PATCH", "/api/v1/namespaces/prod/pods/pending", {"metadata": {"labels": {"seen": "yes"}}}, "application/merge-patch+json"
+    )
+    copy.run_until(lambda: copy.pods()["pending"].labels.get("seen") == "yes")
+    assert copy.pods()["pending"].node_name == ours
+    assert live.pods()["pending"] != ours
+
+
+def test_a_too_old_version_relists_and_the_relist_repairs_the_copy(live: Live, copies: list[Copy]) -> None:
+    copy = start_copy(live, keep_bindings=True)
+    copies.append(copy)
+    copy.run_until(lambda: {"bound", "pending"} <= set(copy.pods()))
+    informer = next(i for i in copy.mirror.informers if i.kind.kind == "Pod")
+    relists = informer.relists
+    # The watch resumes from a version the server no longer has: 410 Gone, then a fresh list.
+    informer.resource_version = "1"
+    for conn in list(informer._streams):
+        conn.sock.shutdown(2)
+    copy.run_until(lambda: informer.relists > relists)
+    # A relist that no longer has a mirrored pod deletes it (a deletion the watch missed).
+    live_items = live.send("GET", "/api/v1/pods")["items"]
+    copy.mirror._listed(informer.kind, "Pod", [i for i in live_items if i["metadata"]["name"] != "bound"])
+    copy.run_until(lambda: "bound" not in copy.pods())
+    assert copy.mirror.status()["failures"] == 0
