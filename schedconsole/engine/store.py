@@ -46,8 +46,10 @@ class _Bind:
 
 @dataclass(slots=True)
 class _Record:
-    record: bridge.Record
+    key: tuple[str, int, float]
     update: bool
+    row: dict[str, Any]
+    text: str
 
 
 @dataclass(slots=True)
@@ -83,6 +85,7 @@ class Store:
         self.written = 0
         self.last_prune = time.monotonic()
         self.failed: BaseException | None = None
+        self._score_nodes, self._filter_nodes = settings.HISTORY_SCORE_NODES, settings.HISTORY_FILTER_NODES
 
     # ----- the engine side ----------------------------------------------------------------------
     def put_change(self, change: bridge.Change) -> None:
@@ -99,8 +102,12 @@ class Store:
         self._pending.append(_Bind(uid, pod, node, time.time(), acknowledge))
 
     def put_record(self, record: bridge.Record, update: bool) -> None:
-        """Store an attempt (or its later update)."""
-        self._pending.append(_Record(record, update))
+        """Store an attempt (or its later update). Its row and JSON are made here, on the engine
+        thread, while the record is fresh in this core's cache: made on the store's thread, the same
+        work cost the engine more (the two threads pass the interpreter lock and the record's objects
+        between cores), measured with benchmarks/console_bench.py."""
+        row = bridge.record_row(record, self._score_nodes, self._filter_nodes)
+        self._pending.append(_Record(bridge.record_key(record), update, row, _json(row)))
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until everything queued so far is committed."""
@@ -300,15 +307,13 @@ class Store:
     def _write_records(self, records: list[_Record], statements: list[_Stmt]) -> None:
         ops = connection.ops
         js = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
-        score_nodes, filter_nodes = settings.HISTORY_SCORE_NODES, settings.HISTORY_FILTER_NODES
         attempts: list[tuple[Any, ...]] = []
         updates: list[tuple[Any, ...]] = []
         for item in records:
-            row = bridge.record_row(item.record, score_nodes, filter_nodes)
-            key = bridge.record_key(item.record)
+            row, key = item.row, item.key
             known = self._attempt_ids.get(key)
             if item.update and known is not None:
-                updates.append((row["outcome"], row["node"] or "", row["nominatedNode"] or "", row["message"], _json(row), known))
+                updates.append((row["outcome"], row["node"] or "", row["nominatedNode"] or "", row["message"], item.text, known))
                 continue
             attempt_id = self._next_attempt
             self._next_attempt += 1
@@ -326,7 +331,7 @@ class Store:
                     row["nominatedNode"] or "",
                     row["message"],
                     row["feasibleNodes"],
-                    _json(row),
+                    item.text,
                 )
             )
         table = Attempt._meta.db_table
