@@ -11,7 +11,7 @@ import pytest
 from scheduler.api.objects import Node, Pod
 from scheduler.api.selectors import parse_node_selector
 from scheduler.framework.types import ActionType, ClusterEvent, QueueingHint
-from scheduler.plugins import nodename, nodeports, nodeunschedulable, schedulinggates, tainttoleration
+from scheduler.plugins import interpodaffinity, nodename, nodeports, nodeunschedulable, schedulinggates, tainttoleration
 from scheduler.plugins.nodeaffinity import NodeAffinity, compile_selector
 from scheduler.plugins.noderesources import fit
 from tests.builders import make_node, make_pod
@@ -191,3 +191,37 @@ def test_nodeaffinity_hint_reads_the_added_affinity() -> None:
     hint = _hint(NodeAffinity(added_required=added).events_to_register(), "Node", ActionType.ADD)
     assert hint(make_pod("p"), None, make_node("n1", labels={"pool": "cpu"})) == SKIP
     assert hint(make_pod("p"), None, make_node("n1", labels={"pool": "gpu"})) == Q
+
+
+# ----- InterPodAffinity ---------------------------------------------------------------------------
+def _affine(name: str, kind: str, key: str = "zone") -> Pod:
+    term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": key}
+    return make_pod(name, spec={"affinity": {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}})
+
+
+def test_interpodaffinity_pod_change_hint() -> None:
+    events = interpodaffinity.new(None, None).events_to_register()
+    hint = _hint(events, "Pod", ActionType.ADD)
+    wants_db, avoids_db = _affine("p", "podAffinity"), _affine("p", "podAntiAffinity")
+    db = make_pod("db", labels={"app": "db"}, node_name="n1")
+    web = make_pod("web", labels={"app": "web"}, node_name="n1")
+    # Added: only an assigned pod matching the affinity.
+    assert hint(wants_db, None, db) == Q
+    assert hint(wants_db, None, web) == SKIP
+    assert hint(wants_db, None, make_pod("db2", labels={"app": "db"})) == SKIP  # unassigned
+    # Deleted: only a pod matching the anti-affinity.
+    assert hint(avoids_db, db, None) == Q
+    assert hint(avoids_db, web, None) == SKIP
+    assert hint(wants_db, db, None) == SKIP
+    # Relabelled: comes to match the affinity, or stops matching the anti-affinity.
+    assert hint(wants_db, web, make_pod("web", labels={"app": "db"}, node_name="n1")) == Q
+    assert hint(avoids_db, db, make_pod("db", labels={"app": "web"}, node_name="n1")) == Q
+    assert hint(wants_db, db, make_pod("db", labels={"app": "db", "v": "2"}, node_name="n1")) == SKIP
+
+
+def test_interpodaffinity_node_change_hint() -> None:
+    hint = _hint(interpodaffinity.new(None, None).events_to_register(), "Node", ActionType.ADD)
+    assert hint(_affine("p", "podAffinity"), None, make_node("n1", labels={"zone": "a"})) == Q
+    assert hint(_affine("p", "podAntiAffinity"), None, make_node("n1", labels={"zone": "a"})) == Q
+    assert hint(_affine("p", "podAffinity"), None, make_node("n1")) == SKIP
+    assert hint(make_pod("plain"), None, make_node("n1", labels={"zone": "a"})) == SKIP
