@@ -217,6 +217,8 @@ class SchedulingQueue:
         self._in_flight: dict[str, int] = {}
         # Events seen while pods were in flight (`inFlightEvents`), with their objects.
         self._events: list[tuple[ClusterEvent, Any, Any]] = []
+        # The position of `_events[0]` among all events recorded; `_in_flight` holds positions.
+        self._events_base = 0
         self._error_pods: set[str] = set()
         self.nominated: dict[str, dict[str, PodInfo]] = {}
         self._nominated_node: dict[str, str] = {}
@@ -290,15 +292,14 @@ class SchedulingQueue:
             qpi.attempts += 1
             if qpi.initial_attempt_timestamp is None:
                 qpi.initial_attempt_timestamp = self._now()
-            self._in_flight[qpi.pod.uid] = len(self._events)
+            self._in_flight[qpi.pod.uid] = self._events_base + len(self._events)
             return qpi
         return None
 
     def done(self, uid: str) -> None:
         """The pod's scheduling attempt finished (it was bound, requeued or deleted)."""
         self._in_flight.pop(uid, None)
-        if not self._in_flight:
-            self._events.clear()
+        self._prune_events()
         if self._where.get(uid) == "in-flight":
             self._where.pop(uid, None)
             self._infos.pop(uid, None)
@@ -311,8 +312,8 @@ class SchedulingQueue:
             return
         qpi.timestamp = self._now()
         qpi.unschedulable_plugins = set(rejectors)
-        start = self._in_flight.get(uid, len(self._events))
-        missed = self._events[start:]
+        start = self._in_flight.get(uid, self._events_base + len(self._events)) - self._events_base
+        missed = self._events[max(0, start):]
         self._in_flight.pop(uid, None)
         if is_error:
             self._error_pods.add(uid)
@@ -334,8 +335,22 @@ class SchedulingQueue:
                 self._where[uid] = "unschedulable"
             else:
                 self._requeue(qpi, strategy)
+        self._prune_events()
+
+    def _prune_events(self) -> None:
+        """Forget events no pod in flight can have missed (upstream trims `inFlightEvents` in
+        `done` the same way), so a long run with bindings always in flight keeps few."""
+        events = self._events
         if not self._in_flight:
-            self._events.clear()
+            self._events_base += len(events)
+            events.clear()
+            return
+        # Positions grow in pop order and the dict keeps that order: the first is the oldest.
+        drop = next(iter(self._in_flight.values())) - self._events_base
+        # Trim in large steps: a deletion from the front moves the rest of the list.
+        if drop > 0 and (drop >= 256 or 2 * drop >= len(events)):
+            del events[:drop]
+            self._events_base += drop
 
     # ----- events ---------------------------------------------------------------------------
     def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any = None, new: Any = None) -> Strategy:

@@ -190,3 +190,25 @@ def test_fit_rejected_pod_is_requeued_by_a_node_update_that_adds_room() -> None:
     big = [r for r in sched.records if r.pod == "default/big"]
     assert [r.outcome for r in big] == ["Unschedulable", "Scheduled"]
     assert big[-1].node == "n1"
+
+
+def test_events_seen_in_flight_are_kept_only_while_a_pod_may_have_missed_them() -> None:
+    q = new_queue(SchedulingQueue)
+    for name in ("a0", "b0"):
+        q.add(make_pod(name))
+    a = q.pop()
+    delete = ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")
+    for _ in range(600):
+        q.move_all(delete, make_pod("gone", node_name="n1"), None)
+    b = q.pop()
+    assert a is not None and b is not None
+    q.move_all(ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeUpdate"), make_node("n1"), make_node("n1"))
+    # a saw a Pod/Delete while in flight: Fit's hint (even digit) queues it.
+    q.requeue_failed(a, {"Fit"}, False)
+    assert q.where(a.pod.uid) in ("active", "backoff")
+    # Once a is back, the 600 deletions no pod in flight can have missed are forgotten.
+    assert len(q._events) <= 1
+    # b was popped after the deletions and saw only a taint update, which Fit did not register.
+    q.requeue_failed(b, {"Fit"}, False)
+    assert q.where(b.pod.uid) == "unschedulable"
+    assert q._events == []
