@@ -1052,6 +1052,10 @@ class Scheduler:
         # futility is judged afresh in every run.
         self._futile.clear()
         while True:
+            if self._in_flight_api:
+                # Let a pool thread whose API call has returned take the lock now, so bindings
+                # finish alongside scheduling instead of piling up behind it.
+                time.sleep(0)
             # REST handlers read live state under the same lock; it is never held while sleeping.
             with self.lock:
                 self._run_tasks()
