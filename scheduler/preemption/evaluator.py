@@ -267,6 +267,8 @@ class Evaluator:
     preempting: set[str] = field(default_factory=set)
     last_victim: dict[str, Pod] = field(default_factory=dict)
     preempt_pod: Callable[[Candidate, Pod, Pod], ApiSteps] = field(init=False)
+    # The last `potential_nodes` answer with its snapshot rows (read back by `_snapshot_rows`).
+    _potential_rows: tuple[list[NodeInfo], npt.NDArray[np.int64]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # Exposed so tests can replace how one victim is preempted, as upstream's PreemptPod.
@@ -337,7 +339,11 @@ class Evaluator:
             wanted_rows[rows_with_code(Code.UNSCHEDULABLE)] = True
             order = snapshot.order
             infos = snapshot.node_infos
-            return [infos[p] for p in order[wanted_rows[order]].tolist()]
+            rows = order[wanted_rows[order]]
+            potential = [infos[p] for p in rows.tolist()]
+            # `_snapshot_rows` reads these rows back instead of asking each NodeInfo.
+            self._potential_rows = (potential, rows.astype(np.int64, copy=False))
+            return potential
         fast = getattr(statuses, "names_with_code", None)
         if callable(fast):
             wanted = set(fast(Code.UNSCHEDULABLE))
@@ -416,8 +422,14 @@ class Evaluator:
             node_statuses[info.name] = status
         if possible is not None:
             no_victims = unresolvable(NO_VICTIMS)
-            for j in np.flatnonzero(~possible[rotated[:skipped_upto]]).tolist():
-                node_statuses[potential[walk[j]].name] = no_victims
+            passed = rotated[:skipped_upto]
+            idle = passed[~possible[passed]]
+            if rows is not None:
+                names = self.handle.snapshot.names
+                node_statuses.update(dict.fromkeys([names[r] for r in rows[idle].tolist()], no_victims))
+            else:
+                for j in idle.tolist():
+                    node_statuses[potential[j].name] = no_victims
         return non_violating.items + violating.items, node_statuses, aggregate_errors(errors)
 
     def _snapshot_rows(self, potential: list[NodeInfo]) -> npt.NDArray[np.int64] | None:
@@ -425,6 +437,9 @@ class Evaluator:
         NodeInfo (a test may pass detached copies)."""
         if not potential:
             return None
+        known = self._potential_rows
+        if known is not None and known[0] is potential:
+            return known[1]
         infos = self.handle.snapshot.node_infos
         rows = np.fromiter((info.position for info in potential), dtype=np.int64, count=len(potential))
         if rows.min() < 0 or rows.max() >= len(infos) or any(map(operator.is_not, (infos[r] for r in rows.tolist()), potential)):
