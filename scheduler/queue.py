@@ -4,18 +4,26 @@ One queue serves every profile (KEP-1451). activeQ is ordered by the QueueSort p
 backoffQ by backoff expiry; pods rejected by plugins wait in the unschedulable pool until a
 cluster event that one of their rejecting plugins registered for moves them, or until they
 have waited five minutes. PreEnqueue gates pods before they reach activeQ.
+
+Queueing hints (SchedulerQueueingHints, GA and locked on): the pool is indexed by rejecting
+plugin, so an event asks only the pods whose rejectors registered for it; each such plugin's
+hint (`isSchedulableAfter...`, given the event's old and new object) answers Queue or
+QueueSkip, and only a Queue moves the pod to backoffQ or activeQ. A registration without a
+hint queues on every matching event.
 """
 
 from __future__ import annotations
 
+import enum
 import heapq
 import itertools
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from scheduler.api.objects import Pod
 from scheduler.framework.nodeinfo import PodInfo
-from scheduler.framework.types import ClusterEvent, QueuedPodInfo, Status
+from scheduler.framework.types import ActionType, ClusterEvent, QueuedPodInfo, QueueingHint, QueueingHintFn, Status
 
 UNSCHEDULABLE_MAX_WAIT = 300.0  # podMaxInUnschedulablePodsDuration
 
@@ -34,34 +42,91 @@ class _Active:
         return self.seq < other.seq
 
 
-class _Pool:
-    """The unschedulable pool: pods by uid in arrival order, also grouped by an interest key.
+class Strategy(enum.IntEnum):
+    """Where an event sends a pod from the unschedulable pool (`queueingStrategy`)."""
 
-    With a key function whose value alone decides the `interested` answer (the scheduler's is
-    the set of rejecting plugins), an event asks each group once instead of every pod.
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
+
+
+def is_wildcard(event: ClusterEvent) -> bool:
+    """An event every plugin cares about (WildCardEvent, UnschedulableTimeout, ForceActivate)."""
+    return event.resource == "*" and event.action == ActionType.ALL
+
+
+class HintMap:
+    """The events each profile's plugins registered, with their queueing hints (`QueueingHintMap`).
+
+    Answers, per observed event, which plugins registered a matching event (to pick pods from the
+    pool's index) and, per profile, the (plugin, hint) pairs to ask; both are cached per
+    (resource, action), since matching never reads the label.
     """
 
-    __slots__ = ("_groups", "_key", "_keys", "_order", "_pods", "_seq")
+    __slots__ = ("_by_profile", "_hits", "_plugins")
 
-    def __init__(self, key: Callable[[QueuedPodInfo], Hashable] | None) -> None:
-        self._key = key
+    def __init__(self, registered: Iterable[tuple[str, str, ClusterEvent]]) -> None:
+        """`registered`: (profile, plugin, registered event) triples in registration order."""
+        self._by_profile: dict[str, list[tuple[str, ClusterEvent]]] = {}
+        for profile, plugin, event in registered:
+            self._by_profile.setdefault(profile, []).append((plugin, event))
+        self._hits: dict[tuple[str, str, int], tuple[tuple[str, QueueingHintFn | None], ...]] = {}
+        self._plugins: dict[tuple[str, int], frozenset[str]] = {}
+
+    def hints(self, profile: str, event: ClusterEvent) -> tuple[tuple[str, QueueingHintFn | None], ...] | None:
+        """(plugin, hint) for every registration of `profile` matching `event`; None for an unknown profile."""
+        key = (profile, event.resource, int(event.action))
+        found = self._hits.get(key)
+        if found is None:
+            entries = self._by_profile.get(profile)
+            if entries is None:
+                return None
+            found = tuple((plugin, registered.hint) for plugin, registered in entries if registered.matches(event))
+            self._hits[key] = found
+        return found
+
+    def plugins(self, event: ClusterEvent) -> frozenset[str]:
+        """Plugins of any profile that registered an event matching `event`."""
+        key = (event.resource, int(event.action))
+        found = self._plugins.get(key)
+        if found is None:
+            found = frozenset(
+                plugin for entries in self._by_profile.values() for plugin, registered in entries if registered.matches(event)
+            )
+            self._plugins[key] = found
+        return found
+
+
+class _Pool:
+    """The unschedulable pool: pods by uid in arrival order, indexed by rejecting plugin.
+
+    An event asks only the pods one of whose rejectors registered for it (and the pods no
+    plugin rejected, which any event moves), never the whole pool.
+    """
+
+    __slots__ = ("_by_plugin", "_order", "_pods", "_rejectors", "_seq", "_unrejected")
+
+    def __init__(self) -> None:
         self._pods: dict[str, QueuedPodInfo] = {}
         self._order: dict[str, int] = {}
-        self._keys: dict[str, Hashable] = {}
-        self._groups: dict[Hashable, dict[str, QueuedPodInfo]] = {}
+        self._rejectors: dict[str, frozenset[str]] = {}
+        self._by_plugin: dict[str, dict[str, None]] = {}
+        self._unrejected: dict[str, None] = {}
         self._seq = itertools.count()
 
     def __setitem__(self, uid: str, qpi: QueuedPodInfo) -> None:
         # As a dict: replacing a pod keeps its place in the arrival order.
         if uid in self._pods:
-            self._ungroup(uid)
+            self._unindex(uid)
         else:
             self._order[uid] = next(self._seq)
         self._pods[uid] = qpi
-        if self._key is not None:
-            key = self._key(qpi)
-            self._keys[uid] = key
-            self._groups.setdefault(key, {})[uid] = qpi
+        rejectors = frozenset(qpi.unschedulable_plugins | qpi.pending_plugins)
+        self._rejectors[uid] = rejectors
+        if not rejectors:
+            self._unrejected[uid] = None
+        for plugin in rejectors:
+            self._by_plugin.setdefault(plugin, {})[uid] = None
 
     def pop(self, uid: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:
         """Remove a pod, returning it (or default)."""
@@ -69,17 +134,18 @@ class _Pool:
         if qpi is None:
             return default
         del self._order[uid]
-        self._ungroup(uid)
+        self._unindex(uid)
         return qpi
 
-    def _ungroup(self, uid: str) -> None:
-        if self._key is None:
-            return
-        key = self._keys.pop(uid)
-        group = self._groups[key]
-        del group[uid]
-        if not group:
-            del self._groups[key]
+    def _unindex(self, uid: str) -> None:
+        rejectors = self._rejectors.pop(uid)
+        if not rejectors:
+            del self._unrejected[uid]
+        for plugin in rejectors:
+            bucket = self._by_plugin[plugin]
+            del bucket[uid]
+            if not bucket:
+                del self._by_plugin[plugin]
 
     def __delitem__(self, uid: str) -> None:
         if self.pop(uid) is None:
@@ -106,19 +172,18 @@ class _Pool:
         """Pods in arrival order."""
         return list(self._pods.values())
 
-    def matching(self, wants: Callable[[QueuedPodInfo], bool]) -> list[tuple[str, QueuedPodInfo]]:
-        """(uid, pod) pairs `wants` accepts, in arrival order; asked once per group when keyed."""
-        if self._key is None:
-            return [(uid, qpi) for uid, qpi in self._pods.items() if wants(qpi)]
-        hits: list[tuple[str, QueuedPodInfo]] = []
-        for group in self._groups.values():
-            first = next(iter(group.values()))
-            if wants(first):
-                hits.extend(group.items())
-        if len(hits) > 1:
-            order = self._order
-            hits.sort(key=lambda item: order[item[0]])
-        return hits
+    def rejected_by(self, plugins: Collection[str]) -> list[tuple[str, QueuedPodInfo]]:
+        """(uid, pod) pairs, in arrival order, of pods that no plugin or one of `plugins` rejected."""
+        uids: set[str] = set(self._unrejected)
+        for plugin in plugins:
+            bucket = self._by_plugin.get(plugin)
+            if bucket:
+                uids.update(bucket)
+        if len(uids) == len(self._pods):
+            return list(self._pods.items())
+        order = self._order
+        pods = self._pods
+        return [(uid, pods[uid]) for uid in sorted(uids, key=order.__getitem__)]
 
 
 class SchedulingQueue:
@@ -128,30 +193,32 @@ class SchedulingQueue:
         self,
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
         pre_enqueue: Callable[[Pod], Status],
-        interested: Callable[[QueuedPodInfo, ClusterEvent], bool],
+        hints: HintMap,
         now: Callable[[], float],
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         pop_from_backoff: bool = True,
-        interest_key: Callable[[QueuedPodInfo], Hashable] | None = None,
     ) -> None:
-        """`interest_key`, when given, must determine `interested`'s answer for a pod on its own."""
+        """`hints`: the events each profile's plugins registered, with their queueing hints."""
         self._less = less
         self._pre_enqueue = pre_enqueue
-        self._interested = interested
+        self.hints = hints
         self._now = now
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.pop_from_backoff = pop_from_backoff
         self._active: list[_Active] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
-        self._unschedulable = _Pool(interest_key)
+        self._unschedulable = _Pool()
         self._where: dict[str, str] = {}
         self._infos: dict[str, QueuedPodInfo] = {}
         self._seq = itertools.count()
         self.scheduling_cycle = 0
         self._in_flight: dict[str, int] = {}
-        self._events: list[tuple[int, ClusterEvent]] = []
+        # Events seen while pods were in flight (`inFlightEvents`), with their objects.
+        self._events: list[tuple[ClusterEvent, Any, Any]] = []
+        # The position of `_events[0]` among all events recorded; `_in_flight` holds positions.
+        self._events_base = 0
         self._error_pods: set[str] = set()
         self.nominated: dict[str, dict[str, PodInfo]] = {}
         self._nominated_node: dict[str, str] = {}
@@ -225,15 +292,14 @@ class SchedulingQueue:
             qpi.attempts += 1
             if qpi.initial_attempt_timestamp is None:
                 qpi.initial_attempt_timestamp = self._now()
-            self._in_flight[qpi.pod.uid] = len(self._events)
+            self._in_flight[qpi.pod.uid] = self._events_base + len(self._events)
             return qpi
         return None
 
     def done(self, uid: str) -> None:
         """The pod's scheduling attempt finished (it was bound, requeued or deleted)."""
         self._in_flight.pop(uid, None)
-        if not self._in_flight:
-            self._events.clear()
+        self._prune_events()
         if self._where.get(uid) == "in-flight":
             self._where.pop(uid, None)
             self._infos.pop(uid, None)
@@ -246,34 +312,108 @@ class SchedulingQueue:
             return
         qpi.timestamp = self._now()
         qpi.unschedulable_plugins = set(rejectors)
-        start = self._in_flight.get(uid, len(self._events))
-        missed = [event for _, event in self._events[start:]]
+        start = self._in_flight.get(uid, self._events_base + len(self._events)) - self._events_base
+        missed = self._events[max(0, start):]
         self._in_flight.pop(uid, None)
         if is_error:
             self._error_pods.add(uid)
         else:
             self._error_pods.discard(uid)
-        if is_error or not rejectors or any(self._interested(qpi, e) for e in missed):
+        if is_error:
             self._to_backoff_or_active(qpi)
         else:
-            self._unschedulable[uid] = qpi
-            self._where[uid] = "unschedulable"
+            # `determineSchedulingHintForInFlightPod`: did an event during the attempt help?
+            strategy = Strategy.AFTER_BACKOFF if not rejectors else Strategy.SKIP
+            for event, old, new in missed:
+                if strategy != Strategy.SKIP and not qpi.pending_plugins:
+                    break
+                strategy = max(strategy, self.worth_requeuing(qpi, event, old, new))
+                if strategy == Strategy.IMMEDIATELY:
+                    break
+            if strategy == Strategy.SKIP:
+                self._unschedulable[uid] = qpi
+                self._where[uid] = "unschedulable"
+            else:
+                self._requeue(qpi, strategy)
+        self._prune_events()
+
+    def _prune_events(self) -> None:
+        """Forget events no pod in flight can have missed (upstream trims `inFlightEvents` in
+        `done` the same way), so a long run with bindings always in flight keeps few."""
+        events = self._events
         if not self._in_flight:
-            self._events.clear()
+            self._events_base += len(events)
+            events.clear()
+            return
+        # Positions grow in pop order and the dict keeps that order: the first is the oldest.
+        drop = next(iter(self._in_flight.values())) - self._events_base
+        # Trim in large steps: a deletion from the front moves the rest of the list.
+        if drop > 0 and (drop >= 256 or 2 * drop >= len(events)):
+            del events[:drop]
+            self._events_base += drop
 
     # ----- events ---------------------------------------------------------------------------
-    def move_all(self, event: ClusterEvent) -> int:
-        """Move pods whose rejecting plugins care about `event` out of the unschedulable pool."""
-        if self._in_flight:
-            self._events.append((self.scheduling_cycle, event))
+    def worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any = None, new: Any = None) -> Strategy:
+        """`isPodWorthRequeuing`: ask the hints of the plugins that rejected the pod and
+        registered for the event. A Queue from a plugin the pod is pending on skips backoff."""
+        pending = qpi.pending_plugins
+        rejectors = qpi.unschedulable_plugins | pending
+        if not rejectors:
+            return Strategy.AFTER_BACKOFF
+        if is_wildcard(event):
+            # A wildcard event carrying a pod (ForceActivate) is for that pod alone.
+            if new is not None and (not isinstance(new, Pod) or new.uid != qpi.pod.uid):
+                return Strategy.SKIP
+            return Strategy.AFTER_BACKOFF
+        entries = self.hints.hints(qpi.pod.scheduler_name, event)
+        if entries is None:
+            return Strategy.AFTER_BACKOFF
+        strategy = Strategy.SKIP
+        for plugin, hint in entries:
+            if plugin not in rejectors:
+                continue
+            if hint is not None:
+                try:
+                    answer = hint(qpi.pod, old, new)
+                except (LookupError, TypeError, ValueError, AttributeError):
+                    # As upstream: a hint that fails queues the pod.
+                    answer = QueueingHint.QUEUE
+                if answer == QueueingHint.QUEUE_SKIP:
+                    continue
+            if plugin in pending:
+                return Strategy.IMMEDIATELY
+            if not pending:
+                return Strategy.AFTER_BACKOFF
+            strategy = Strategy.AFTER_BACKOFF
+        return strategy
+
+    def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy) -> None:
+        """`requeuePodWithQueueingStrategy` for a pod out of the pool (strategy is not SKIP)."""
+        if strategy == Strategy.AFTER_BACKOFF and self._where.get(qpi.pod.uid) != "gated":
+            self._to_backoff_or_active(qpi)
+        else:
+            self._to_active_or_gated(qpi)
+
+    def move_all(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
+        """`MoveAllToActiveOrBackoffQueue`: move the pods whose rejectors' hints answer Queue
+        for this event (with the object before and after it) out of the unschedulable pool.
+
+        Only pods rejected by a plugin that registered for the event, or by none, are asked.
+        """
+        wildcard = is_wildcard(event)
+        plugins = self.hints.plugins(event) if not wildcard else frozenset()
+        if self._in_flight and (wildcard or plugins):
+            self._events.append((event, old, new))
+        pool = self._unschedulable
+        candidates = pool.items() if wildcard else pool.rejected_by(plugins)
         moved = 0
-        for uid, qpi in self._unschedulable.matching(lambda q: self._interested(q, event)):
-            del self._unschedulable[uid]
+        for uid, qpi in candidates:
+            strategy = self.worth_requeuing(qpi, event, old, new)
+            if strategy == Strategy.SKIP:
+                continue
+            del pool[uid]
             moved += 1
-            if self._where.get(uid) == "gated":
-                self._to_active_or_gated(qpi)
-            else:
-                self._to_backoff_or_active(qpi)
+            self._requeue(qpi, strategy)
         return moved
 
     def activate(self, pods: list[Pod]) -> None:

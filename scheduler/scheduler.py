@@ -50,7 +50,7 @@ from scheduler.framework.types import (
 from scheduler.frameworkext.extender import Extender
 from scheduler.metrics import Metrics
 from scheduler.preemption.evaluator import NOMINATING_KEY, VICTIMS_KEY
-from scheduler.queue import SchedulingQueue
+from scheduler.queue import HintMap, SchedulingQueue
 from scheduler.records import AttemptRecord
 
 API_WORKERS = 16
@@ -350,14 +350,12 @@ class Scheduler:
         self.queue = SchedulingQueue(
             less=first.less,
             pre_enqueue=self._pre_enqueue,
-            interested=self._interested,
+            hints=HintMap((name, plugin, event) for name, fwk in self.profiles.items() for event, plugin in fwk.events),
             now=clock.now,
             initial_backoff=float(config.pod_initial_backoff_seconds),
             max_backoff=float(config.pod_max_backoff_seconds),
             pop_from_backoff=pop_from_backoff,
-            interest_key=_rejectors,
         )
-        self._register_events()
         # scheduler_pending_pods is read from the queue whenever metrics are exported.
         self.metrics.pending_source = self.queue.pending
         self.extender.bind(self)
@@ -384,24 +382,6 @@ class Scheduler:
             cluster.attach(self.lock, self._api_unlocked, self.submit)
 
     # ----- startup and events --------------------------------------------------------------
-    def _register_events(self) -> None:
-        self._events_by_plugin: dict[str, list[ClusterEvent]] = {}
-        for fwk in self.profiles.values():
-            for event, plugin in fwk.events:
-                self._events_by_plugin.setdefault(plugin, []).append(event)
-
-    def _interested(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        if event.label in ("UnschedulableTimeout", "ForceActivate", "WildCardEvent"):
-            return True
-        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-        if not rejectors:
-            return True
-        for plugin in rejectors:
-            for registered in self._events_by_plugin.get(plugin, ()):
-                if registered.matches(event):
-                    return True
-        return False
-
     def _pre_enqueue(self, pod: Pod) -> Status:
         fwk = self.profiles.get(pod.scheduler_name)
         return fwk.run_pre_enqueue(pod) if fwk is not None else Status()
@@ -442,7 +422,7 @@ class Scheduler:
                 # A new PV, claim, class, CSINode or CSIDriver may let pods the volume plugins
                 # rejected in; the plugins read these objects from the cluster's listers.
                 action = {"ADDED": ActionType.ADD, "DELETED": ActionType.DELETE}.get(event.type, ActionType.UPDATE)
-                self.queue.move_all(ClusterEvent(event.kind, action, f"{event.kind}{_ACTION_LABELS[action]}"))
+                self.queue.move_all(ClusterEvent(event.kind, action, f"{event.kind}{_ACTION_LABELS[action]}"), event.old, event.new)
 
     def _on_pod(self, event: WatchEvent) -> None:
         old: Pod | None = event.old
@@ -451,7 +431,7 @@ class Scheduler:
             assert old is not None
             if old.node_name or self.cache.is_assumed(old.uid):
                 self.cache.remove_pod(old)
-                self.queue.move_all(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"))
+                self.queue.move_all(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"), old, None)
             waiting = self.waiting.get(old.uid)
             if waiting is not None:
                 waiting.reject("", "pod was deleted while waiting at Permit")
@@ -462,11 +442,11 @@ class Scheduler:
             if old is None or not old.node_name:
                 self.cache.add_pod(new)
                 self.queue.delete_nominated(new)
-                self.queue.move_all(ClusterEvent("Pod", ActionType.ADD, "AssignedPodAdd"))
+                self.queue.move_all(ClusterEvent("Pod", ActionType.ADD, "AssignedPodAdd"), None, new)
             else:
                 self.cache.update_pod(old, new)
                 if old.labels != new.labels:
-                    self.queue.move_all(ClusterEvent("Pod", ActionType.UPDATE_POD_LABEL, "AssignedPodUpdate"))
+                    self.queue.move_all(ClusterEvent("Pod", ActionType.UPDATE_POD_LABEL, "AssignedPodUpdate"), old, new)
             return
         if not self._responsible_for(new) or new.terminating:
             return
@@ -486,12 +466,12 @@ class Scheduler:
         if event.type == "DELETED":
             assert old is not None
             self.cache.remove_node(old.name)
-            self.queue.move_all(ClusterEvent("Node", ActionType.DELETE, "NodeDelete"))
+            self.queue.move_all(ClusterEvent("Node", ActionType.DELETE, "NodeDelete"), old, None)
             return
         assert new is not None
         self.cache.add_node(new)
         if old is None:
-            self.queue.move_all(ClusterEvent("Node", ActionType.ADD, "NodeAdd"))
+            self.queue.move_all(ClusterEvent("Node", ActionType.ADD, "NodeAdd"), None, new)
             return
         action = ActionType(0)
         if old.allocatable != new.allocatable:
@@ -503,7 +483,7 @@ class Scheduler:
         if old.annotations != new.annotations:
             action |= ActionType.UPDATE_NODE_ANNOTATION
         if action:
-            self.queue.move_all(ClusterEvent("Node", action, "NodeUpdate"))
+            self.queue.move_all(ClusterEvent("Node", action, "NodeUpdate"), old, new)
 
     # ----- the scheduling cycle ------------------------------------------------------------
     def schedule_one(self) -> AttemptRecord | None:
@@ -860,7 +840,7 @@ class Scheduler:
         fwk.run_unreserve(state, assumed, node)
         self.cache.forget(assumed)
         # The freed resources may let other pods in, as an assigned pod's deletion would.
-        self.queue.move_all(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"))
+        self.queue.move_all(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"), assumed, None)
         is_error = status.code == Code.ERROR
         # Binding belongs to the same attempt: its record is updated, not repeated.
         record.outcome = "Error" if is_error else "Rejected"
@@ -1106,6 +1086,10 @@ class Scheduler:
         # futility is judged afresh in every run.
         self._futile.clear()
         while True:
+            if self._in_flight_api:
+                # Let a pool thread whose API call has returned take the lock now, so bindings
+                # finish alongside scheduling instead of piling up behind it.
+                time.sleep(0)
             # REST handlers read live state under the same lock; it is never held while sleeping.
             with self.lock:
                 self._run_tasks()
@@ -1142,11 +1126,6 @@ class Scheduler:
         self._update_pending()
         self.run_end = RunEnd(reason, self._pending_count(), tuple(stuck or ()))
         return self.run_end
-
-
-def _rejectors(qpi: QueuedPodInfo) -> frozenset[str]:
-    """What `Scheduler._interested` reads of a pod: the plugins that rejected or hold it."""
-    return frozenset(qpi.unschedulable_plugins | qpi.pending_plugins)
 
 
 def go_duration(seconds: float) -> str:

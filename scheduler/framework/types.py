@@ -218,13 +218,31 @@ class ActionType(enum.IntFlag):
     ALL = ADD | DELETE | UPDATE
 
 
+class QueueingHint(enum.IntEnum):
+    """A plugin's answer to "may this event make the pod I rejected schedulable?" (`fwk.QueueingHint`)."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+# (the pod waiting in the unschedulable pool, the event's old object, its new object) -> hint.
+# An added object has no old one; a deleted object has no new one.
+QueueingHintFn = Callable[[Pod, Any, Any], QueueingHint]
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
-    """A kind of change to the cluster that may make unschedulable pods schedulable."""
+    """A kind of change to the cluster that may make unschedulable pods schedulable.
+
+    As registered by a plugin it may carry `hint`, the plugin's `isSchedulableAfter...`
+    function (`ClusterEventWithHint`); without one, every matching event queues the pod.
+    The hint takes no part in equality.
+    """
 
     resource: str
     action: ActionType
     label: str = ""
+    hint: QueueingHintFn | None = field(default=None, compare=False, hash=False, repr=False)
 
     def matches(self, other: ClusterEvent) -> bool:
         """Whether a registered event (self) covers an observed event (other)."""

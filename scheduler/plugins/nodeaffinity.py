@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.fields import join
-from scheduler.api.objects import Pod, PreferredSchedulingTerm
+from scheduler.api.objects import Node, Pod, PreferredSchedulingTerm
 from scheduler.api.selectors import NodeSelector, NodeSelectorTerm, Requirement, parse_go_int
 from scheduler.config.args import NodeAffinityArgs
 from scheduler.config.errors import invalid
@@ -33,6 +33,7 @@ from scheduler.framework.types import (
     Code,
     CycleState,
     PreFilterResult,
+    QueueingHint,
     Status,
     error,
     skip,
@@ -307,7 +308,20 @@ class NodeAffinity:
 
     def events_to_register(self) -> list[ClusterEvent]:
         """Node added or relabelled (queueing hints on, as upstream's default)."""
-        return [ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL)]
+        return [ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, hint=self.is_schedulable_after_node_change)]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+        """`isSchedulableAfterNodeChange`: Queue when the node now matches the args' added affinity
+        and the pod's nodeSelector and required terms, and was added or did not match before."""
+        assert new is not None
+        if self.added_required is not None and not selector_matches(self.added_required, new.labels, new.name):
+            return QueueingHint.QUEUE_SKIP
+        required = RequiredNodeAffinity.of(pod)
+        if not required.matches(new.labels, new.name):
+            return QueueingHint.QUEUE_SKIP
+        if old is None or not required.matches(old.labels, old.name):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # ----- PreFilter / Filter -------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:

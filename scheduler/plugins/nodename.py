@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import Pod
+from scheduler.api.objects import Node, Pod
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import (
@@ -19,6 +19,7 @@ from scheduler.framework.types import (
     ClusterEvent,
     Code,
     CycleState,
+    QueueingHint,
     Status,
     success,
     unresolvable,
@@ -36,6 +37,12 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
     return not pod.node_name or pod.node_name == node_info.node.name
 
 
+def is_schedulable_after_node_add(pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    """`isSchedulableAfterNodeAdd`: Queue when the added node is the one the pod names (or it names none)."""
+    assert new is not None
+    return QueueingHint.QUEUE if not pod.node_name or pod.node_name == new.name else QueueingHint.QUEUE_SKIP
+
+
 class NodeName:
     """Filter nodes by the pod's spec.nodeName."""
 
@@ -43,7 +50,7 @@ class NodeName:
 
     def events_to_register(self) -> list[ClusterEvent]:
         """Only a new node can be the named one (queueing hints on, as upstream's default)."""
-        return [ClusterEvent("Node", ActionType.ADD)]
+        return [ClusterEvent("Node", ActionType.ADD, hint=is_schedulable_after_node_add)]
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """UnschedulableAndUnresolvable on any node but the named one."""

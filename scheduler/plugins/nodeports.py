@@ -24,6 +24,7 @@ from scheduler.framework.types import (
     Code,
     CycleState,
     PreFilterResult,
+    QueueingHint,
     Status,
     error,
     skip,
@@ -69,6 +70,28 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
     return fits_ports(host_ports(pod), node_info)
 
 
+def ports_conflict(wanted: tuple[ProtocolPort, ...], used: tuple[ProtocolPort, ...]) -> bool:
+    """`HostPortInfo.CheckConflict` between two port lists (0.0.0.0 clashes with every IP)."""
+    for want in wanted:
+        for have in used:
+            if have.port == want.port and have.protocol == want.protocol:
+                if want.host_ip == DEFAULT_BIND_ALL_HOST_IP or have.host_ip == DEFAULT_BIND_ALL_HOST_IP or have.host_ip == want.host_ip:
+                    return True
+    return False
+
+
+def is_schedulable_after_pod_deleted(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    """`isSchedulableAfterPodDeleted`: Queue only when an assigned (or nominated) pod holding a
+    host port the pod wants is gone."""
+    assert old is not None
+    if not old.node_name and not old.nominated_node_name:
+        return QueueingHint.QUEUE_SKIP
+    freed = host_ports(old)
+    if not freed or not ports_conflict(host_ports(pod), freed):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE
+
+
 def _read_state(state: CycleState) -> PreFilterState:
     value = state.get(PRE_FILTER_STATE_KEY)
     if not isinstance(value, PreFilterState):
@@ -83,7 +106,7 @@ class NodePorts:
 
     def events_to_register(self) -> list[ClusterEvent]:
         """A pod deleted (its ports freed) or a node added (queueing hints on, as upstream's default)."""
-        return [ClusterEvent("Pod", ActionType.DELETE), ClusterEvent("Node", ActionType.ADD)]
+        return [ClusterEvent("Pod", ActionType.DELETE, hint=is_schedulable_after_pod_deleted), ClusterEvent("Node", ActionType.ADD)]
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         """Skip when the pod asks for no host port."""

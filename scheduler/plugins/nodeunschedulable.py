@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import Pod
+from scheduler.api.objects import Node, Pod
 from scheduler.api.selectors import Taint
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
@@ -20,6 +20,7 @@ from scheduler.framework.types import (
     ClusterEvent,
     Code,
     CycleState,
+    QueueingHint,
     Status,
     success,
     unresolvable,
@@ -38,6 +39,22 @@ def tolerates_unschedulable(pod: Pod) -> bool:
     return any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations)
 
 
+def is_schedulable_after_node_change(pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    """`isSchedulableAfterNodeChange`: Queue for a schedulable node added, or a node uncordoned."""
+    assert new is not None
+    if (old is not None and old.unschedulable and not new.unschedulable) or (old is None and not new.unschedulable):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_toleration_change(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    """`isSchedulableAfterPodTolerationChange`: Queue when the pod itself came to tolerate cordoned nodes."""
+    assert old is not None and new is not None
+    if pod.uid == new.uid and not tolerates_unschedulable(old) and tolerates_unschedulable(new):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
 class NodeUnschedulable:
     """Filter out nodes with spec.unschedulable set."""
 
@@ -46,8 +63,8 @@ class NodeUnschedulable:
     def events_to_register(self) -> list[ClusterEvent]:
         """Node added or re-tainted (uncordon); the pod's tolerations changed (queueing hints on)."""
         return [
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-            ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION),
+            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT, hint=is_schedulable_after_node_change),
+            ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION, hint=is_schedulable_after_pod_toleration_change),
         ]
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

@@ -10,6 +10,7 @@ from scheduler.framework.interface import Handle
 from scheduler.framework.types import (
     ActionType,
     ClusterEvent,
+    QueueingHint,
     Status,
     success,
     unresolvable,
@@ -21,6 +22,12 @@ NAME = "SchedulingGates"
 def gated_message(gates: tuple[str, ...]) -> str:
     """The PreEnqueue message; the gate list is printed as Go's %v prints a []string."""
     return f"waiting for scheduling gates: [{' '.join(gates)}]"
+
+
+def is_schedulable_after_gates_eliminated(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    """`isSchedulableAfterUpdatePodSchedulingGatesEliminated`: Queue only for the pod itself."""
+    assert new is not None
+    return QueueingHint.QUEUE if new.uid == pod.uid else QueueingHint.QUEUE_SKIP
 
 
 class SchedulingGates:
@@ -36,7 +43,7 @@ class SchedulingGates:
 
     def events_to_register(self) -> list[ClusterEvent]:
         """An update that removes the pod's last gate (queueing hints on, as upstream's default)."""
-        return [ClusterEvent("Pod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)]
+        return [ClusterEvent("Pod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, hint=is_schedulable_after_gates_eliminated)]
 
 
 def new(args: object | None, handle: Handle) -> SchedulingGates:

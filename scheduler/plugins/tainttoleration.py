@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import Pod
+from scheduler.api.objects import Node, Pod
 from scheduler.api.selectors import Taint, Toleration, tolerates_all
 from scheduler.framework.helpers import default_normalize_score
 from scheduler.framework.interface import Handle
@@ -23,6 +23,7 @@ from scheduler.framework.types import (
     ClusterEvent,
     Code,
     CycleState,
+    QueueingHint,
     Status,
     error,
     success,
@@ -61,6 +62,22 @@ def count_intolerable_prefer_no_schedule(taints: tuple[Taint, ...], tolerations:
     return sum(1 for taint in taints if taint.effect == PREFER_NO_SCHEDULE and not any(t.tolerates(taint) for t in tolerations))
 
 
+def is_schedulable_after_node_change(pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    """`isSchedulableAfterNodeChange`: Queue when the node went from holding a NoSchedule or
+    NoExecute taint the pod does not tolerate (or not existing) to holding none."""
+    assert new is not None
+    was_untolerated = old is None or untolerated_taint(old.taints, pod.tolerations) is not None
+    if was_untolerated and untolerated_taint(new.taints, pod.tolerations) is None:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pod_toleration_change(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    """`isSchedulableAfterPodTolerationChange`: Queue when the changed pod is the waiting pod itself."""
+    assert new is not None
+    return QueueingHint.QUEUE if new.uid == pod.uid else QueueingHint.QUEUE_SKIP
+
+
 def _read_pre_score_state(state: CycleState) -> PreScoreState:
     value = state.get(PRE_SCORE_STATE_KEY)
     if not isinstance(value, PreScoreState):
@@ -79,8 +96,8 @@ class TaintToleration:
     def events_to_register(self) -> list[ClusterEvent]:
         """Node added or re-tainted; the pod's own tolerations changed (queueing hints on, as upstream's default)."""
         return [
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-            ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION),
+            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT, hint=is_schedulable_after_node_change),
+            ClusterEvent("Pod", ActionType.UPDATE_POD_TOLERATION, hint=is_schedulable_after_pod_toleration_change),
         ]
 
     # ----- Filter -------------------------------------------------------------------------

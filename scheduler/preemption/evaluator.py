@@ -51,6 +51,10 @@ ApiSteps = Generator[float, None, Any]
 """A sequence of API calls: yields virtual seconds to wait before the next call, returns its result."""
 
 
+PARALLELISM = 16
+"""The framework's parallelizer workers (`parallelize.DefaultParallelism`)."""
+
+
 @dataclass(slots=True)
 class Victims:
     """The pods to preempt on a node (most important first) and how many PDBs that violates."""
@@ -267,6 +271,8 @@ class Evaluator:
     preempting: set[str] = field(default_factory=set)
     last_victim: dict[str, Pod] = field(default_factory=dict)
     preempt_pod: Callable[[Candidate, Pod, Pod], ApiSteps] = field(init=False)
+    # The last `potential_nodes` answer with its snapshot rows (read back by `_snapshot_rows`).
+    _potential_rows: tuple[list[NodeInfo], npt.NDArray[np.int64]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # Exposed so tests can replace how one victim is preempted, as upstream's PreemptPod.
@@ -337,7 +343,11 @@ class Evaluator:
             wanted_rows[rows_with_code(Code.UNSCHEDULABLE)] = True
             order = snapshot.order
             infos = snapshot.node_infos
-            return [infos[p] for p in order[wanted_rows[order]].tolist()]
+            rows = order[wanted_rows[order]]
+            potential = [infos[p] for p in rows.tolist()]
+            # `_snapshot_rows` reads these rows back instead of asking each NodeInfo.
+            self._potential_rows = (potential, rows.astype(np.int64, copy=False))
+            return potential
         fast = getattr(statuses, "names_with_code", None)
         if callable(fast):
             wanted = set(fast(Code.UNSCHEDULABLE))
@@ -416,8 +426,14 @@ class Evaluator:
             node_statuses[info.name] = status
         if possible is not None:
             no_victims = unresolvable(NO_VICTIMS)
-            for j in np.flatnonzero(~possible[rotated[:skipped_upto]]).tolist():
-                node_statuses[potential[walk[j]].name] = no_victims
+            passed = rotated[:skipped_upto]
+            idle = passed[~possible[passed]]
+            if rows is not None:
+                names = self.handle.snapshot.names
+                node_statuses.update(dict.fromkeys([names[r] for r in rows[idle].tolist()], no_victims))
+            else:
+                for j in idle.tolist():
+                    node_statuses[potential[j].name] = no_victims
         return non_violating.items + violating.items, node_statuses, aggregate_errors(errors)
 
     def _snapshot_rows(self, potential: list[NodeInfo]) -> npt.NDArray[np.int64] | None:
@@ -425,6 +441,9 @@ class Evaluator:
         NodeInfo (a test may pass detached copies)."""
         if not potential:
             return None
+        known = self._potential_rows
+        if known is not None and known[0] is potential:
+            return known[1]
         infos = self.handle.snapshot.node_infos
         rows = np.fromiter((info.position for info in potential), dtype=np.int64, count=len(potential))
         if rows.min() < 0 or rows.max() >= len(infos) or any(map(operator.is_not, (infos[r] for r in rows.tolist()), potential)):
@@ -551,14 +570,17 @@ class Evaluator:
             return stop.value
 
     def prepare_candidate(self, c: Candidate, pod: Pod) -> Status:
-        """Synchronous preparation inside PostFilter; the first failed call fails PostFilter."""
-        for victim in c.victims.pods:
-            if victim.terminating:
-                continue  # graceful deletion already started
-            try:
-                self._wait(self.preempt_pod(c, pod, victim))
-            except APIError as exc:
-                return error(exc)
+        """Synchronous preparation inside PostFilter; the first failed call fails PostFilter.
+
+        Upstream preempts the victims in parallel (`Parallelizer().Until`, 16 workers), each
+        victim's status patch and delete one after the other, so the scheduling thread waits
+        for the longest chain of calls, not their sum (see `_in_parallel`).
+        """
+        victims = [v for v in c.victims.pods if not v.terminating]  # terminating: deletion already started
+        try:
+            self._in_parallel([functools.partial(self._preempt_now, c, pod, victim) for victim in victims])
+        except APIError as exc:
+            return error(exc)
         metrics = self._metrics()
         if metrics is not None:
             metrics.preemption_victims.observe(len(c.victims.pods))
@@ -567,6 +589,45 @@ class Evaluator:
         except APIError:
             pass  # not critical: those pods just keep a stale nomination a little longer
         return Status()
+
+    def _preempt_now(self, c: Candidate, pod: Pod, victim: Pod) -> None:
+        self._wait(self.preempt_pod(c, pod, victim))
+
+    def _in_parallel(self, jobs: list[Callable[[], None]]) -> None:
+        """Run jobs that make API calls as `Parallelizer().Until` would: with a simulated API
+        latency, each job's calls are made at once and timed, then the caller waits once for the
+        makespan of the jobs handed in order to PARALLELISM workers (the first failure stops, as
+        upstream's cancel). A backend without simulated latency runs them one by one."""
+        cluster = self._cluster()
+        latency = float(getattr(cluster, "api_latency", 0.0) or 0.0)
+        if latency <= 0 or len(jobs) < 2:
+            for job in jobs:
+                job()
+            return
+        wait: Callable[[float], None] | None = cluster.api_wait
+        spent = [0.0]
+
+        def record(seconds: float) -> None:
+            spent[0] += seconds
+
+        per_job: list[float] = []
+        # Callers hold the scheduler's lock, and pool threads make calls only under it, so no
+        # other thread reads `api_wait` while it records.
+        cluster.api_wait = record
+        try:
+            for job in jobs:
+                spent[0] = 0.0
+                try:
+                    job()
+                finally:
+                    per_job.append(spent[0])
+        finally:
+            cluster.api_wait = wait
+            workers = [0.0] * min(PARALLELISM, len(per_job))
+            for seconds in per_job:
+                workers[workers.index(min(workers))] += seconds
+            if workers and max(workers) > 0:
+                (wait or time.sleep)(max(workers))
 
     def prepare_candidate_async(self, c: Candidate, pod: Pod) -> None:
         """Start the preparation as a task outside the scheduling cycle (KEP-4832)."""
@@ -620,13 +681,21 @@ class Evaluator:
         except APIError:
             run.result = GOROUTINE_ERROR  # not critical, but counted as an error as upstream
         preempt_last = True
-        for victim in victims[:-1]:
+        if len(victims) > 2 and float(getattr(self._cluster(), "api_latency", 0.0) or 0.0) > 0:
+            # All but the last in parallel, as upstream's goroutine does (see `_in_parallel`).
             try:
-                yield from self.preempt_pod(c, pod, victim)
+                self._in_parallel([functools.partial(self._preempt_now, c, pod, victim) for victim in victims[:-1]])
             except APIError:
                 run.result = GOROUTINE_ERROR
-                preempt_last = False  # skip the rest so the preemptor gets back sooner
-                break
+                preempt_last = False
+        else:
+            for victim in victims[:-1]:
+                try:
+                    yield from self.preempt_pod(c, pod, victim)
+                except APIError:
+                    run.result = GOROUTINE_ERROR
+                    preempt_last = False  # skip the rest so the preemptor gets back sooner
+                    break
         if preempt_last:
             self.last_victim[pod.uid] = victims[-1]
             try:

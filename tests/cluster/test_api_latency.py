@@ -80,3 +80,45 @@ def test_binding_waits_off_the_scheduling_thread_and_the_sink_still_applies() ->
         apply()
     assert all(p.node_name for p in cluster.pods.values())
     sched.shutdown()
+
+
+@pytest.mark.parametrize("gate", ["false", "true"])
+def test_victims_are_preempted_in_parallel(gate: str) -> None:
+    # Three victims, each a DisruptionTarget patch then a delete: upstream runs the victims on
+    # the parallelizer, so the calls cost the longest chain (two calls), not six. With the gate
+    # off the scheduling thread waits for it; with it on, a pool thread does (all but the last
+    # victim in parallel, then the last).
+    from scheduler.config.features import parse_feature_gates
+
+    clock = VirtualClock(START)
+    cluster = SimulatedCluster(clock=clock)
+    cluster.nodes["n0"] = make_node("n0", cpu="3")
+    for i in range(3):
+        low = make_pod(f"low{i}", cpu="1", node_name="n0", priority=0)
+        cluster.pods[low.uid] = low
+    cluster.api_latency = 0.002
+    sched = Scheduler(default_config(), cluster, clock, new_registry(), seed=1,
+                      feature_gates=parse_feature_gates(f"SchedulerAsyncPreemption={gate}"))
+    waits: list[tuple[bool, float]] = []
+    real = cluster.api_wait
+    assert real is not None
+
+    def recording(seconds: float) -> None:
+        waits.append((threading.current_thread() is threading.main_thread(), seconds))
+        real(seconds)
+
+    cluster.api_wait = recording
+    sched.start()
+    cluster.add_pod(make_pod("high", cpu="3", priority=100))
+    sched.run()
+    sched.shutdown()
+    assert cluster.pods["uid-default-high"].node_name == "n0"
+    seen = sorted((main, round(s, 4)) for main, s in waits)
+    if gate == "false":
+        # Scheduling thread: the victims (one wait of two calls) and the nominated-node patch;
+        # the pool: the preemptor's binding.
+        assert seen == [(False, 0.002), (True, 0.002), (True, 0.004)]
+    else:
+        # Scheduling thread: the nominated-node patch only. Pool: two victims in parallel, then
+        # the last one's patch and delete, then the binding.
+        assert seen == [(False, 0.002), (False, 0.002), (False, 0.002), (False, 0.004), (True, 0.002)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import Pod
+from scheduler.api.objects import Node, Pod
 from scheduler.config.args import InterPodAffinityArgs
 from scheduler.config.errors import ConfigError
 from scheduler.framework.interface import Handle
@@ -17,6 +17,7 @@ from scheduler.framework.types import (
     ClusterEvent,
     CycleState,
     PreFilterResult,
+    QueueingHint,
     Status,
     skip,
 )
@@ -137,10 +138,46 @@ class InterPodAffinity:
     def events_to_register(self) -> list[ClusterEvent]:
         """Assigned pods added, relabelled or deleted; nodes added, relabelled or re-tainted."""
         return [
-            ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+            ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, hint=is_schedulable_after_pod_change),
             # UpdateNodeTaint stands in for NodeAdd events the preCheck may have filtered (issue #110175).
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+            ClusterEvent(
+                "Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT, hint=is_schedulable_after_node_change
+            ),
         ]
+
+
+# ----- queueing hints -------------------------------------------------------------------------------
+def is_schedulable_after_pod_change(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    """`isSchedulableAfterPodChange`: only assigned pods count. Queue when an added pod matches all
+    the waiting pod's affinity terms, an update makes a pod match them (or stop matching all its
+    anti-affinity terms), or a deleted pod matched all its anti-affinity terms. As upstream, the
+    existing pods' own anti-affinity is not consulted (their deletion alone queues nothing)."""
+    if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+        return QueueingHint.QUEUE_SKIP
+    info = PodInfo.of(pod)  # terms as written: namespaceSelectors are matched against no labels
+    terms, anti_terms = info.required_affinity_terms, info.required_anti_affinity_terms
+    matches_all = filtering.pod_matches_all_terms
+    if new is not None and old is not None:
+        if not matches_all(terms, old) and matches_all(terms, new):
+            return QueueingHint.QUEUE
+        if matches_all(anti_terms, old) and not matches_all(anti_terms, new):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+    if new is not None:
+        return QueueingHint.QUEUE if matches_all(terms, new) else QueueingHint.QUEUE_SKIP
+    assert old is not None
+    return QueueingHint.QUEUE if matches_all(anti_terms, old) else QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_node_change(pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    """`isSchedulableAfterNodeChange`: Queue when the node carries the topology key of one of the
+    waiting pod's required affinity or anti-affinity terms."""
+    assert new is not None
+    info = PodInfo.of(pod)
+    for term in info.required_affinity_terms + info.required_anti_affinity_terms:
+        if term.topology_key in new.labels:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: object | None, handle: Handle) -> InterPodAffinity:

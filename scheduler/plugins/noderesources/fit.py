@@ -9,12 +9,12 @@ cannot help there). Score uses one of the strategies in `resource_allocation`.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Pod
+from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Node, Pod
 from scheduler.config.args import NodeResourcesFitArgs, UtilizationShapePoint
 from scheduler.config.names import is_extended_resource_name
 from scheduler.framework.interface import Handle, PreFilterExtensions, ScoreExtensions
@@ -28,6 +28,7 @@ from scheduler.framework.types import (
     CycleState,
     IntArray,
     PreFilterResult,
+    QueueingHint,
     Status,
     error,
     success,
@@ -407,16 +408,68 @@ class NodeResourcesFit:
     def events_to_register(self) -> list[ClusterEvent]:
         """Pod deletions or scale-downs free room; new nodes or more allocatable add room.
 
-        Upstream adds node taint and label updates because its pre-check may hide a Node/Add
-        (kubernetes#109437); without queueing hints we register them too.
+        With queueing hints there is no pre-check hiding a Node/Add (kubernetes#109437), so
+        node taint and label updates are not registered, as upstream.
         """
         return [
-            ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
-            ClusterEvent(
-                "Node",
-                ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL,
-            ),
+            ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN, hint=is_schedulable_after_pod_event),
+            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE, hint=is_schedulable_after_node_change),
         ]
+
+
+# ----- queueing hints -------------------------------------------------------------------------------
+def is_schedulable_after_pod_event(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    """`isSchedulableAfterPodEvent`: a deleted pod that was assigned or nominated frees room; a
+    scale-down helps when it is the pod itself or an assigned pod shrinking a resource the pod asks for."""
+    if new is None:
+        assert old is not None
+        if not old.node_name and not old.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+    if new.uid == pod.uid:
+        return QueueingHint.QUEUE
+    if not new.node_name or old is None:
+        return QueueingHint.QUEUE_SKIP
+    before, after = old.requests, new.requests
+    for name, want in pod.requests.items():
+        if want and (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)) and before.get(name, 0) > after.get(name, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def fits_empty_node(request: PodResourceRequest, allocatable: Mapping[str, int]) -> bool:
+    """`isFit`: the pod against the node's whole allocatable, as if no pod ran there."""
+    if allocatable.get(PODS, 0) < 1:
+        return False
+    if request.empty:
+        return True
+    for name, want in ((CPU, request.milli_cpu), (MEMORY, request.memory), (EPHEMERAL_STORAGE, request.ephemeral_storage)):
+        if want > 0 and want > allocatable.get(name, 0):
+            return False
+    return all(want == 0 or want <= allocatable.get(name, 0) for name, want in request.scalar_resources)
+
+
+def is_schedulable_after_node_change(pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    """`isSchedulableAfterNodeChange`: Queue when the node could hold the pod were it empty and it
+    was added, or an update raised the allowed pod count or a resource the pod requests."""
+    assert new is not None
+    request = compute_pod_resource_request(pod)
+    if not fits_empty_node(request, new.allocatable):
+        return QueueingHint.QUEUE_SKIP
+    if old is None:
+        return QueueingHint.QUEUE
+    before, after = old.allocatable, new.allocatable
+    if after.get(PODS, 0) > before.get(PODS, 0):
+        return QueueingHint.QUEUE
+    if request.empty:
+        return QueueingHint.QUEUE_SKIP
+    for name, want in ((CPU, request.milli_cpu), (MEMORY, request.memory), (EPHEMERAL_STORAGE, request.ephemeral_storage)):
+        if want > 0 and after.get(name, 0) > before.get(name, 0):
+            return QueueingHint.QUEUE
+    for name, want in request.scalar_resources:
+        if want and after.get(name, 0) > before.get(name, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: object | None, handle: Handle | None) -> NodeResourcesFit:

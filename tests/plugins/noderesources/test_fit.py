@@ -412,13 +412,10 @@ def test_no_prefilter_extensions_and_no_normalize() -> None:
 
 
 def test_events_to_register() -> None:
-    # EventsToRegister (fit.go) without queueing hints, InPlacePodVerticalScaling on.
+    # EventsToRegister (fit.go) with queueing hints (GA), InPlacePodVerticalScaling on.
     assert fit.new(None, None).events_to_register() == [
         ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
-        ClusterEvent(
-            "Node",
-            ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL,
-        ),
+        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
     ]
 
 
