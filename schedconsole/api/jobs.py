@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from schedconsole.api.base import ConsoleAPIView, audit, page
+from schedconsole.api.base import PAGE_PARAMETERS, ConsoleAPIView, audit, page
 from schedconsole.cluster import jobs
 from schedconsole.cluster.models import Job
 
@@ -24,7 +24,7 @@ def started(request: Request, job: Job) -> Response:
 class JobList(ConsoleAPIView):
     """GET the jobs, newest first (`?kind=import|bench`)."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="jobs_list", parameters=[OpenApiParameter("kind", str, description="import or bench"), *PAGE_PARAMETERS], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         """A page of jobs."""
         found = Job.objects.all()
