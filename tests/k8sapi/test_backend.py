@@ -191,6 +191,8 @@ def test_preemption_through_the_api(api: Console) -> None:
             timeout=30,
             what="preemptor bound",
         )
+        # Events go out from the broadcaster's thread after the binding: wait for them, then stop.
+        wait_for(lambda: ("high", "Scheduled") in [(e["regarding"]["name"], e["reason"]) for e in proxy.events], timeout=30, what="the Scheduled event")
     finally:
         runner.stop()
         proxy.stop()
