@@ -48,7 +48,11 @@ class _Bind:
 class _Record:
     key: tuple[str, int, float]
     update: bool
-    row: dict[str, Any]
+    # (at, pod, uid, profile, attempt, outcome, node, nominatedNode, message, feasibleNodes): the
+    # columns, scalars only. The row's nested dicts and lists are dropped once encoded, so a record
+    # waiting here for the next batch holds no containers for the cyclic collector to scan and
+    # promote (they made it run full collections over the whole heap while the engine scheduled).
+    columns: tuple[Any, ...]
     text: str
 
 
@@ -107,7 +111,9 @@ class Store:
         work cost the engine more (the two threads pass the interpreter lock and the record's objects
         between cores), measured with benchmarks/console_bench.py."""
         row = bridge.record_row(record, self._score_nodes, self._filter_nodes)
-        self._pending.append(_Record(bridge.record_key(record), update, row, _json(row)))
+        columns = (row["at"], row["pod"], row["uid"], row["profile"], row["attempt"], row["outcome"], row["node"] or "", row["nominatedNode"] or "",
+                   row["message"], row["feasibleNodes"])
+        self._pending.append(_Record(bridge.record_key(record), update, columns, _json(row)))
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until everything queued so far is committed."""
@@ -310,30 +316,15 @@ class Store:
         attempts: list[tuple[Any, ...]] = []
         updates: list[tuple[Any, ...]] = []
         for item in records:
-            row, key = item.row, item.key
-            known = self._attempt_ids.get(key)
+            at, pod, uid, profile, attempt, outcome, node, nominated, message, feasible = item.columns
+            known = self._attempt_ids.get(item.key)
             if item.update and known is not None:
-                updates.append((row["outcome"], row["node"] or "", row["nominatedNode"] or "", row["message"], item.text, known))
+                updates.append((outcome, node, nominated, message, item.text, known))
                 continue
             attempt_id = self._next_attempt
             self._next_attempt += 1
-            self._remember(key, attempt_id)
-            attempts.append(
-                (
-                    attempt_id,
-                    ops.adapt_datetimefield_value(_dt(row["at"])),
-                    row["pod"],
-                    row["uid"],
-                    row["profile"],
-                    row["attempt"],
-                    row["outcome"],
-                    row["node"] or "",
-                    row["nominatedNode"] or "",
-                    row["message"],
-                    row["feasibleNodes"],
-                    item.text,
-                )
-            )
+            self._remember(item.key, attempt_id)
+            attempts.append((attempt_id, ops.adapt_datetimefield_value(_dt(at)), pod, uid, profile, attempt, outcome, node, nominated, message, feasible, item.text))
         table = Attempt._meta.db_table
         _insert_rows(
             statements,
