@@ -779,7 +779,11 @@ def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> di
     for each of the `score_nodes` highest totals) and the filter failures of up to `filter_nodes`
     nodes as `filterGroups` (`history.compact`: one group per plugin, code and reasons, its nodes as
     name ranges) instead of section 5's per-node `filter`, which `attempt_json` rebuilds."""
-    groups, dropped = group_failures(record.failure_rows(), filter_nodes)
+    fo = record.filter_outcome
+    if record.pre_filter_statuses or (fo is not None and len(fo.failed_positions)):
+        groups, dropped = group_failures(record.failure_rows(), filter_nodes)
+    else:  # every node passed (most attempts): nothing to group
+        groups, dropped = [], 0
     entry: dict[str, Any] = {
         "pod": record.pod,
         "profile": record.profile,
