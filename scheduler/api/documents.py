@@ -244,11 +244,15 @@ class _Frame:
         self.streamed = 0
 
 
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"  # libyaml's own limit, 1000 levels
+
+
 class _YamlBuilder:
     """Values from libyaml's events: one loop, an explicit stack, counted aliases."""
 
     def __init__(self, source: str | bytes | IO[bytes], stream_items: bool, strict_keys: bool) -> None:
         self.parser = _Parser(source)
+        self.source = source
         self.stream_items = stream_items
         self.strict_keys = strict_keys
         self.memo: dict[str, str] = {}
@@ -275,6 +279,33 @@ class _YamlBuilder:
         if mark is None:
             return DocumentError(message)
         return DocumentError(message, mark.line + 1, mark.column + 1)
+
+    def _too_deep(self, last: Any, refused: Any, allowed: int) -> DocumentError:
+        """libyaml (0.2.5+, under PyYAML 6.0.3+) refuses 1000 levels while it scans ahead, before
+        the event that crosses our lower limit reaches the loop: the same fault, placed where the
+        input opens its `allowed + 1`-th bracket after the last event (found before libyaml's own
+        place `refused`, so a stream is read again only up to that line)."""
+        message = f"nesting deeper than {MAX_DEPTH} levels"
+        mark = getattr(last, "end_mark", None)
+        text = self._text_until(refused.line if refused is not None else None)
+        if mark is not None and text is not None:
+            place = _opening_past(text, mark.line, mark.column, allowed)
+            if place is not None:
+                return DocumentError(message, *place)
+        return DocumentError(message)
+
+    def _text_until(self, line: int | None) -> str | None:
+        """The source's text through 0-based `line` (a seekable stream is read again from its start)."""
+        source = self.source
+        if isinstance(source, str):
+            return source
+        if isinstance(source, bytes):
+            return source.decode("utf-8", "replace")
+        if line is None or not getattr(source, "seekable", lambda: False)():
+            return None
+        source.seek(0)
+        lines = [source.readline() for _ in range(line + 1)]
+        return b"".join(lines).decode("utf-8", "replace")
 
     def _run(self) -> Iterator[Item | Document]:
         # One loop over libyaml's events; the open container's state lives in locals (the hot
@@ -303,8 +334,14 @@ class _YamlBuilder:
         number = 0
         decoded = 0
         aliased = 0
+        event: Any = None
         while True:
-            event: Any = get()
+            try:
+                event = get()
+            except yaml.MarkedYAMLError as exc:
+                if exc.problem == _LIBYAML_TOO_DEEP:
+                    raise self._too_deep(event, exc.problem_mark, MAX_DEPTH - len(stack)) from None
+                raise
             kind = type(event)
             if kind is ScalarEvent:
                 decoded += 1
@@ -502,6 +539,34 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f'key "{key}" already set in map')
         out[key] = value
     return out
+
+
+def _opening_past(text: str, line: int, column: int, allowed: int) -> tuple[int, int] | None:
+    """(line, column), 1-based, of the first flow bracket after `line:column` (0-based) that opens
+    more than `allowed` levels; quoted scalars are skipped. None if the text has none."""
+    index = 0
+    for _ in range(line):
+        index = text.find("\n", index) + 1
+        if index == 0:
+            return None
+    index += column
+    depth = 0
+    quote = ""
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+            if depth > allowed:
+                return _position(text, index)
+        elif char in "]}":
+            depth -= 1
+        index += 1
+    return None
 
 
 def _position(text: str, index: int) -> tuple[int, int]:

@@ -6,10 +6,12 @@ Each case was a hang, an exhausted memory, a traceback or a silent success befor
 from __future__ import annotations
 
 import gc
+import io
 import json
 import pathlib
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -292,3 +294,22 @@ def test_loading_keeps_a_hosts_frozen_objects_frozen() -> None:
     finally:
         if before == 0:
             gc.unfreeze()
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("a: " + "[" * 1200 + "]" * 1200 + "\n", "line 1 column 103"),
+        ('a: ["[[{", ' + "[" * 1200 + "]" * 1200 + "]\n", "line 1 column 110"),
+        ("x: 1\nb:\n  c: " + "{d: " * 1200 + "1" + "}" * 1200 + "\n", "line 3 column 398"),
+    ],
+    ids=["flow", "quoted-brackets-skipped", "after-block-levels"],
+)
+@pytest.mark.parametrize("kind", ["str", "bytes", "stream"])
+def test_nesting_past_libyamls_own_limit_is_placed_at_ours(text: str, where: str, kind: str) -> None:
+    # libyaml refuses 1000 levels while scanning ahead, before our loop sees the 101st: the error
+    # still names our limit and the bracket that crosses it.
+    source: Any = {"str": text, "bytes": text.encode(), "stream": io.BytesIO(text.encode())}[kind]
+    with pytest.raises(DocumentError) as caught:
+        load_all(source)
+    assert str(caught.value) == f"{where}: nesting deeper than {MAX_DEPTH} levels"
