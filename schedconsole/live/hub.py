@@ -27,13 +27,13 @@ GROUP = "live.attempts"
 class LiveItem:
     """One attempt on its way to clients: what filters read, and its JSON text made on first use."""
 
-    __slots__ = ("_build", "_text", "pod", "profile")
+    __slots__ = ("_record", "_text", "pod", "profile")
 
-    def __init__(self, pod: str, profile: str, text: str | None = None, build: Callable[[], dict[str, Any]] | None = None) -> None:
+    def __init__(self, pod: str, profile: str, text: str | None = None, record: Any = None) -> None:
         self.pod = pod
         self.profile = profile
         self._text = text
-        self._build = build
+        self._record = record  # an engine record whose message is built only if it is sent
 
     @classmethod
     def of_message(cls, message: dict[str, Any]) -> LiveItem:
@@ -43,17 +43,16 @@ class LiveItem:
     @classmethod
     def of_record(cls, record: Any) -> LiveItem:
         """From an engine record in this process (the message is built only if it is sent)."""
-        from schedconsole.engine.bridge import live_message
-
-        return cls(record.pod, record.profile, build=lambda: live_message(record))
+        return cls(record.pod, record.profile, record=record)
 
     @property
     def text(self) -> str:
         """The message's JSON, encoded once for every client."""
         if self._text is None:
-            assert self._build is not None
-            self._text = json.dumps(self._build())
-            self._build = None
+            from schedconsole.engine.bridge import live_message
+
+            self._text = json.dumps(live_message(self._record))
+            self._record = None
         return self._text
 
 
@@ -95,7 +94,8 @@ class ClientBuffer:
         overflow = len(self.items) + len(kept) - self.maxsize
         if overflow > 0:
             self.missed += overflow  # the deque drops its oldest
-        self.items.extend(kept)
+        # Only the newest `maxsize` can stay: a batch holds hundreds of attempts, times every client.
+        self.items.extend(kept[-self.maxsize :] if len(kept) > self.maxsize else kept)
         self._ready.set()
 
     def note_missed(self, count: int) -> None:

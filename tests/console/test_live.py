@@ -120,6 +120,23 @@ async def test_a_stuck_client_slows_no_one_else() -> None:
         task.cancel()
 
 
+async def test_a_batch_larger_than_the_buffer_keeps_its_newest() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(text: str) -> None:
+        sent.append(json.loads(text))
+
+    client = ClientBuffer(4, send)
+    client.offer(_attempt(0))
+    client.offer_batch([LiveItem.of_message(_attempt(i)) for i in range(1, 11)])
+    assert [item.pod for item in client.items] == [f"default/p{i}" for i in range(7, 11)]
+    assert client.missed == 7  # p0 and p1..p6
+    task = asyncio.get_running_loop().create_task(client.run())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    assert sent[0] == {"type": "missed", "count": 7}
+
+
 @pytest.mark.parametrize(
     ("filters", "pods"),
     [({}, ["a/x", "b/y"]), ({"namespace": "a"}, ["a/x"]), ({"pod": "y"}, ["b/y"]), ({"profile": "other"}, [])],
