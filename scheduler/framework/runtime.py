@@ -192,6 +192,9 @@ class Framework:
     # The profile's frameworkext.ExtendedHandle once an Extender is bound: phase hooks and
     # debug flags. None (and no hooks) costs one attribute test per extension point.
     extension: Any = None
+    # Candidates walked per feasible node found by the last cycle that found enough: sizes the
+    # first Filter chunk so that a full cluster is filtered in one pass rather than two.
+    walk_ratio: float = 1.0
 
     # ----- construction -----------------------------------------------------------------
     @classmethod
@@ -447,9 +450,11 @@ class Framework:
         timing = state.plugin_timings
         # Batch filters run on chunks in evaluation order, so a large cluster stops early
         # once enough nodes are feasible, as upstream's walk does.
-        # The first chunk holds a little more than the nodes wanted (most nodes fit in a busy
-        # cluster); each later one doubles. The chunking changes no verdict, only the work.
-        for lo, hi in _chunks(count, num_to_find + num_to_find // 8 + 16):
+        # The first chunk holds a little more than the nodes wanted, scaled by how many nodes the
+        # last cycle walked per feasible one (most nodes fit in a busy cluster, fewer in a full
+        # one); each later one doubles. The chunking changes no verdict, only the work.
+        first = int(num_to_find * self.walk_ratio)
+        for lo, hi in _chunks(count, first + first // 8 + 16):
             alive = np.arange(lo, hi, dtype=np.int64)
             for k, entry in enumerate(entries):
                 if not entry.batch or alive.size == 0:
@@ -559,6 +564,8 @@ class Framework:
             found_count += len(walked)
             if stop:
                 break
+        if found_count >= num_to_find and count > num_to_find > 0:
+            self.walk_ratio = processed / num_to_find
         feasible_idx = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
         failed_idx = np.flatnonzero(fail_at[:processed] != sentinel)
         plugin_names = [e.name for e in entries]

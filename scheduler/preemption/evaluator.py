@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import operator
 import time
+from collections import Counter
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -201,9 +202,13 @@ def aggregate_errors(messages: list[str]) -> str:
 def fit_error_message(num_all_nodes: int, statuses: dict[str, Status]) -> str:
     """FitError text for a failed dry run; nodes not dry-run count as "Preemption is not helpful"."""
     counts: dict[str, int] = {}
-    for status in statuses.values():
-        for reason in status.reasons:
-            counts[reason] = counts.get(reason, 0) + 1
+    # Many nodes share one Status object (every node without a possible victim gets the same
+    # one): count the objects first, then each one's reasons once.
+    values = statuses.values()
+    distinct = {id(status): status for status in values}
+    for key, times in Counter(map(id, values)).items():
+        for reason in distinct[key].reasons:
+            counts[reason] = counts.get(reason, 0) + times
     absent = num_all_nodes - len(statuses)
     if absent > 0:
         counts[NOT_HELPFUL] = counts.get(NOT_HELPFUL, 0) + absent
