@@ -175,8 +175,8 @@ REASONS = ("Insufficient cpu", "Insufficient memory", "No preemption victims fou
     extra=st.integers(0, 5),
 )
 def test_fit_error_message_counts_shared_statuses_like_a_walk(picks: list[int], shared: list[list[str]], extra: int) -> None:
-    # Nodes share Status objects (the dry run gives every node without victims the same one):
-    # counting per object must equal counting every node's reasons.
+    # Nodes share Status objects (the dry run gives every node without victims the same one),
+    # in runs or scattered: counting runs of one object must equal counting every node's reasons.
     pool = [Status(Code.UNSCHEDULABLE, tuple(r)) for r in shared]
     statuses = {
         f"n{i}": pool[p] if p < len(pool) else Status(Code.UNSCHEDULABLE, (REASONS[i % 3],)) for i, p in enumerate(picks)
