@@ -192,8 +192,8 @@ class Framework:
     # The profile's frameworkext.ExtendedHandle once an Extender is bound: phase hooks and
     # debug flags. None (and no hooks) costs one attribute test per extension point.
     extension: Any = None
-    # Candidates walked per feasible node found by the last cycle that found enough: sizes the
-    # first Filter chunk so that a full cluster is filtered in one pass rather than two.
+    # Candidates walked per feasible node wanted, a decaying maximum over recent cycles that found
+    # enough: sizes the first Filter chunk so that a full cluster is filtered in one pass, not two.
     walk_ratio: float = 1.0
 
     # ----- construction -----------------------------------------------------------------
@@ -450,8 +450,8 @@ class Framework:
         timing = state.plugin_timings
         # Batch filters run on chunks in evaluation order, so a large cluster stops early
         # once enough nodes are feasible, as upstream's walk does.
-        # The first chunk holds a little more than the nodes wanted, scaled by how many nodes the
-        # last cycle walked per feasible one (most nodes fit in a busy cluster, fewer in a full
+        # The first chunk holds a little more than the nodes wanted, scaled by how many nodes
+        # recent cycles walked per node wanted (most nodes fit in a busy cluster, fewer in a full
         # one); each later one doubles. The chunking changes no verdict, only the work.
         first = int(num_to_find * self.walk_ratio)
         for lo, hi in _chunks(count, first + first // 8 + 16):
