@@ -97,6 +97,34 @@ class HintMap:
         return found
 
 
+class _Places(dict[str, str]):
+    """uid -> where the pod is (active, backoff, ...), with a running count per place, so the
+    pending-pods gauge costs nothing per failure however many pods the queue holds."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = {}
+
+    def __setitem__(self, uid: str, where: str) -> None:
+        old = self.get(uid)
+        if old is not None:
+            self.counts[old] -= 1
+        self.counts[where] = self.counts.get(where, 0) + 1
+        super().__setitem__(uid, where)
+
+    def __delitem__(self, uid: str) -> None:
+        self.counts[self[uid]] -= 1
+        super().__delitem__(uid)
+
+    def pop(self, uid: str, default: Any = None) -> Any:
+        """dict.pop, keeping the counts."""
+        if uid in self:
+            self.counts[self[uid]] -= 1
+        return super().pop(uid, default)
+
+
 class _Pool:
     """The unschedulable pool: pods by uid in arrival order, indexed by rejecting plugin.
 
@@ -210,7 +238,7 @@ class SchedulingQueue:
         self._active: list[_Active] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
         self._unschedulable = _Pool()
-        self._where: dict[str, str] = {}
+        self._where = _Places()
         self._infos: dict[str, QueuedPodInfo] = {}
         self._seq = itertools.count()
         self.scheduling_cycle = 0
@@ -478,11 +506,8 @@ class SchedulingQueue:
 
     def pending(self) -> dict[str, int]:
         """Counts per queue, as `scheduler_pending_pods{queue}` reports them."""
-        counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
-        for where in self._where.values():
-            if where in counts:
-                counts[where] += 1
-        return counts
+        held = self._where.counts
+        return {where: held.get(where, 0) for where in ("active", "backoff", "unschedulable", "gated")}
 
     def unschedulable_pods(self) -> list[QueuedPodInfo]:
         """Pods in the unschedulable pool or gated."""

@@ -66,6 +66,16 @@ def new_queue(cls: type[SchedulingQueue]) -> SchedulingQueue:
     return cls(less=lambda a, b: False, pre_enqueue=lambda pod: Status(), hints=HintMap(REGISTERED), now=lambda: 0.0)
 
 
+def recount_pending(q: SchedulingQueue) -> dict[str, int]:
+    """The reference for `pending()`: every pod's place counted afresh."""
+    counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+    for uid in list(q._where):
+        where = q.where(uid)
+        if where in counts:
+            counts[where] += 1
+    return counts
+
+
 OPS = st.lists(
     st.one_of(
         st.tuples(st.just("fail"), st.sets(st.sampled_from(PLUGINS), max_size=2)),
@@ -98,6 +108,9 @@ def test_indexed_pool_moves_like_a_full_scan(ops: list[tuple[Any, ...]]) -> None
             added += 1
         scan, indexed = queues
         assert [p.pod.uid for p in scan.unschedulable_pods()] == [p.pod.uid for p in indexed.unschedulable_pods()]
+        for q in queues:
+            # The pending counts are kept as pods move; they must equal a recount.
+            assert q.pending() == recount_pending(q)
         order = [q.pop() for q in queues]
         assert [o.pod.uid if o else None for o in order] == [o.pod.uid if o else None for o in order[::-1]]
         for q, qpi in zip(queues, order, strict=True):

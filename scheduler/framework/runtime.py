@@ -192,6 +192,9 @@ class Framework:
     # The profile's frameworkext.ExtendedHandle once an Extender is bound: phase hooks and
     # debug flags. None (and no hooks) costs one attribute test per extension point.
     extension: Any = None
+    # Candidates walked per feasible node wanted, a decaying maximum over recent cycles that found
+    # enough: sizes the first Filter chunk so that a full cluster is filtered in one pass, not two.
+    walk_ratio: float = 1.0
 
     # ----- construction -----------------------------------------------------------------
     @classmethod
@@ -447,9 +450,11 @@ class Framework:
         timing = state.plugin_timings
         # Batch filters run on chunks in evaluation order, so a large cluster stops early
         # once enough nodes are feasible, as upstream's walk does.
-        # The first chunk holds a little more than the nodes wanted (most nodes fit in a busy
-        # cluster); each later one doubles. The chunking changes no verdict, only the work.
-        for lo, hi in _chunks(count, num_to_find + num_to_find // 8 + 16):
+        # The first chunk holds a little more than the nodes wanted, scaled by how many nodes
+        # recent cycles walked per node wanted (most nodes fit in a busy cluster, fewer in a full
+        # one); each later one doubles. The chunking changes no verdict, only the work.
+        first = int(num_to_find * self.walk_ratio)
+        for lo, hi in _chunks(count, first + first // 8 + 16):
             alive = np.arange(lo, hi, dtype=np.int64)
             for k, entry in enumerate(entries):
                 if not entry.batch or alive.size == 0:
@@ -559,6 +564,8 @@ class Framework:
             found_count += len(walked)
             if stop:
                 break
+        if found_count >= num_to_find and count > num_to_find > 0:
+            self.walk_ratio = max(processed / num_to_find, self.walk_ratio * 0.9)
         feasible_idx = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
         failed_idx = np.flatnonzero(fail_at[:processed] != sentinel)
         plugin_names = [e.name for e in entries]
@@ -615,11 +622,7 @@ class Framework:
                     hit = np.zeros(len(mine), dtype=np.bool_)
                     hit[inside] = judged[at[inside]] == failed_idx[mine[inside]]
                     ats = at[hit]
-                    if res.keys is None:
-                        groups = [(int(a), 1) for a in ats.tolist()]
-                    else:
-                        _, first, num = np.unique(res.keys[ats], return_index=True, return_counts=True)
-                        groups = [(int(ats[f]), int(c)) for f, c in zip(first.tolist(), num.tolist(), strict=True)]
+                    groups = [(int(a), 1) for a in ats.tolist()] if res.keys is None else _key_groups(res.keys[ats], ats)
                     for a, c in groups:
                         for reason in res.reasons(a):
                             out[reason] = out.get(reason, 0) + c
@@ -887,6 +890,20 @@ class Framework:
                 entry.plugin.post_bind(state, pod, node)
             except Exception:
                 continue
+
+
+def _key_groups(keys: npt.NDArray[np.int64], entries: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
+    """(one entry, how many entries) per distinct key; equal keys promise equal reasons, so any
+    entry of a key stands for all of them."""
+    if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 4096:
+        # Small keys (bits of a few reasons): counted by bincount, no sort.
+        num = np.bincount(keys)
+        some = np.empty(len(num), dtype=np.int64)
+        some[keys] = entries
+        present = np.flatnonzero(num)
+        return list(zip(some[present].tolist(), num[present].tolist(), strict=True))
+    _, first, count = np.unique(keys, return_index=True, return_counts=True)
+    return [(int(entries[f]), int(c)) for f, c in zip(first.tolist(), count.tolist(), strict=True)]
 
 
 def _chunks(count: int, first: int) -> Iterator[tuple[int, int]]:

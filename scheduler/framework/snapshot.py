@@ -554,6 +554,24 @@ class Snapshot:
             cache["taints"] = hit
         return hit  # type: ignore[return-value]
 
+    def name_array(self) -> npt.NDArray[np.object_]:
+        """`names` as an object array, so that many rows' names are one fancy index away."""
+        cache = self._cache()
+        hit = cache.get("names")
+        if hit is None:
+            hit = cache["names"] = np.array(self.names, dtype=object)
+        return hit  # type: ignore[return-value]
+
+    def info_array(self) -> npt.NDArray[np.object_]:
+        """`node_infos` as an object array (NodeInfos keep their identity until nodes change)."""
+        cache = self._cache()
+        hit = cache.get("infos")
+        if hit is None:
+            hit = np.empty(len(self.node_infos), dtype=object)
+            hit[:] = self.node_infos
+            cache["infos"] = hit
+        return hit  # type: ignore[return-value]
+
     def cached(self, key: object, build: Callable[[], object]) -> object:
         """A value derived from nodes only, rebuilt when nodes change (for plugins' own indexes)."""
         cache = self._cache()

@@ -201,9 +201,21 @@ def aggregate_errors(messages: list[str]) -> str:
 def fit_error_message(num_all_nodes: int, statuses: dict[str, Status]) -> str:
     """FitError text for a failed dry run; nodes not dry-run count as "Preemption is not helpful"."""
     counts: dict[str, int] = {}
+    # Nodes without a possible victim share one Status object, entered one after another: count
+    # runs of the same object, then each run's reasons once.
+    last: Status | None = None
+    run = 0
     for status in statuses.values():
-        for reason in status.reasons:
-            counts[reason] = counts.get(reason, 0) + 1
+        if status is last:
+            run += 1
+            continue
+        if last is not None:
+            for reason in last.reasons:
+                counts[reason] = counts.get(reason, 0) + run
+        last, run = status, 1
+    if last is not None:
+        for reason in last.reasons:
+            counts[reason] = counts.get(reason, 0) + run
     absent = num_all_nodes - len(statuses)
     if absent > 0:
         counts[NOT_HELPFUL] = counts.get(NOT_HELPFUL, 0) + absent
@@ -342,9 +354,8 @@ class Evaluator:
             wanted_rows = np.zeros(snapshot.num_nodes, dtype=np.bool_)
             wanted_rows[rows_with_code(Code.UNSCHEDULABLE)] = True
             order = snapshot.order
-            infos = snapshot.node_infos
             rows = order[wanted_rows[order]]
-            potential = [infos[p] for p in rows.tolist()]
+            potential: list[NodeInfo] = snapshot.info_array()[rows].tolist()
             # `_snapshot_rows` reads these rows back instead of asking each NodeInfo.
             self._potential_rows = (potential, rows.astype(np.int64, copy=False))
             return potential
@@ -404,7 +415,8 @@ class Evaluator:
         else:
             steps = list(range(n))
         shortcut = getattr(self.plugin, "victims_by_arithmetic", None)
-        stand_in = shortcut(state, pod, potential, rows, pdbs) if callable(shortcut) and rows is not None else None
+        # No node to dry-run (no potential node holds a lower-priority pod): nothing to stand in for.
+        stand_in = shortcut(state, pod, potential, rows, pdbs) if steps and callable(shortcut) and rows is not None else None
         for i in steps:
             info = potential[walk[i]]
             found = stand_in(walk[i]) if stand_in is not None else None
@@ -429,8 +441,8 @@ class Evaluator:
             passed = rotated[:skipped_upto]
             idle = passed[~possible[passed]]
             if rows is not None:
-                names = self.handle.snapshot.names
-                node_statuses.update(dict.fromkeys([names[r] for r in rows[idle].tolist()], no_victims))
+                names = self.handle.snapshot.name_array()
+                node_statuses.update(dict.fromkeys(names[rows[idle]].tolist(), no_victims))
             else:
                 for j in idle.tolist():
                     node_statuses[potential[j].name] = no_victims

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.config.types import PluginRef, Plugins, PluginSet, Profile
-from scheduler.framework.runtime import Framework, FrameworkError
+from scheduler.framework.runtime import Framework, FrameworkError, _key_groups
 from scheduler.framework.types import Code, CycleState, PreFilterResult, Status
 from tests.builders import FakeHandle, make_node, make_pod, make_snapshot
 from tests.framework.fakes import BatchFailFilter, FailFilter, PreFilterOnly, TableScore, profile, registry
@@ -121,9 +123,10 @@ def test_normalize_weights_and_range_check() -> None:
     assert out.error.message == "plugin 'Bad' returns an invalid score 101, it should in the range of [0, 100] after normalizing"
 
 
+@pytest.mark.parametrize("walk_ratio", [1.0, 0.2, 2.5, 40.0], ids=lambda r: f"ratio-{r}")
 @pytest.mark.parametrize("per_node_second", [False, True], ids=["all-batch", "mixed"])
 @pytest.mark.parametrize("to_find", [1, 300, 2999, 5000], ids=lambda k: f"find-{k}")
-def test_chunked_filter_equals_a_sequential_walk(per_node_second: bool, to_find: int) -> None:
+def test_chunked_filter_equals_a_sequential_walk(per_node_second: bool, to_find: int, walk_ratio: float) -> None:
     # Large clusters are filtered in chunks; the result must equal upstream's sequential walk.
     import random
 
@@ -134,6 +137,8 @@ def test_chunked_filter_equals_a_sequential_walk(per_node_second: bool, to_find:
     a = BatchFailFilter("A", first)
     b = (FailFilter if per_node_second else BatchFailFilter)("B", second)
     fwk = build(profile(filters=["A", "B"]), a, b, nodes=n)
+    # The first chunk's size follows the last cycle's walk; it must change no verdict.
+    fwk.walk_ratio = walk_ratio
     order = np.asarray(rng.sample(range(n), n), dtype=np.int64)
     out = fwk.find_feasible(CycleState(), make_pod("p"), order, to_find)
     want_feasible: list[int] = []
@@ -154,6 +159,20 @@ def test_chunked_filter_equals_a_sequential_walk(per_node_second: bool, to_find:
     assert out.processed == visited
     assert {k: v.plugin for k, v in out.statuses(fwk.handle.snapshot).items()} == want_failed
     assert all(s.reasons == (("first",) if s.plugin == "A" else ("second",)) for s in out.statuses(fwk.handle.snapshot).values())
+    by_plugin = list(want_failed.values())
+    assert out.reason_counts() == {r: c for r, c in (("first", by_plugin.count("A")), ("second", by_plugin.count("B"))) if c}
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**40)), max_size=60))
+def test_key_groups_count_every_key_once(keys: list[int]) -> None:
+    # Failures are grouped by reason key; small keys take a bincount, others a sort.
+    arr = np.asarray(keys, dtype=np.int64)
+    entries = np.arange(100, 100 + len(keys), dtype=np.int64)
+    groups = _key_groups(arr, entries)
+    want = {k: keys.count(k) for k in set(keys)}
+    assert sorted(keys[e - 100] for e, _ in groups) == sorted(want)
+    assert {keys[e - 100]: c for e, c in groups} == want
 
 
 @pytest.mark.parametrize("to_find", [1, 7, 300, 2999], ids=lambda k: f"find-{k}")

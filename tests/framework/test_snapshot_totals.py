@@ -1,6 +1,7 @@
 """Totals the snapshot keeps across rows equal a recount under random churn: the lowest pod priority
 per node (DefaultPreemption skips nodes without a possible victim), pods grouped by affinity terms
-(InterPodAffinity) and the terminating pod count (selector counters leave those pods out)."""
+(InterPodAffinity), the terminating pod count (selector counters leave those pods out), and the
+names and NodeInfos as object arrays."""
 
 from __future__ import annotations
 
@@ -47,6 +48,9 @@ def test_lowest_priority_matches_recount(priorities: list[int | None], ops: list
                 snap.add_node(make_node(f"g{grown}"))
                 grown += 1
         assert snap.lowest_priority.tolist() == recount(snap)
+        # The object arrays of names and NodeInfos (cached per node generation) follow the lists.
+        assert snap.name_array().tolist() == snap.names
+        assert all(a is b for a, b in zip(snap.info_array().tolist(), snap.node_infos, strict=True))
 
 
 AFFINITIES = (

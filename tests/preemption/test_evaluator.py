@@ -165,6 +165,34 @@ def test_fit_error_message_counts_absent_nodes_as_not_helpful() -> None:
     assert fit_error_message(0, {}) == "0/0 nodes are available:"
 
 
+REASONS = ("Insufficient cpu", "Insufficient memory", "No preemption victims found for incoming pod")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, 5), max_size=40),
+    shared=st.lists(st.lists(st.sampled_from(REASONS), max_size=2), min_size=1, max_size=3),
+    extra=st.integers(0, 5),
+)
+def test_fit_error_message_counts_shared_statuses_like_a_walk(picks: list[int], shared: list[list[str]], extra: int) -> None:
+    # Nodes share Status objects (the dry run gives every node without victims the same one),
+    # in runs or scattered: counting runs of one object must equal counting every node's reasons.
+    pool = [Status(Code.UNSCHEDULABLE, tuple(r)) for r in shared]
+    statuses = {
+        f"n{i}": pool[p] if p < len(pool) else Status(Code.UNSCHEDULABLE, (REASONS[i % 3],)) for i, p in enumerate(picks)
+    }
+    counts: dict[str, int] = {}
+    for status in statuses.values():
+        for reason in status.reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    total = len(statuses) + extra
+    if extra:
+        counts["Preemption is not helpful for scheduling"] = extra
+    parts = sorted(f"{c} {r}" for r, c in counts.items())
+    want = f"0/{total} nodes are available:" + (f" {', '.join(parts)}." if parts else "")
+    assert fit_error_message(total, statuses) == want
+
+
 # ----- property: the victims are lower priority, evicting them makes room, and none was needless --------------
 pod_spec = st.tuples(st.integers(0, 3), st.sampled_from([-5, 0, 5, 10, 50]), st.integers(1, 6), st.integers(0, 5))
 

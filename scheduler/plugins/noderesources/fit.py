@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Node, Pod
 from scheduler.config.args import NodeResourcesFitArgs, UtilizationShapePoint
@@ -48,6 +49,8 @@ NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 TOO_MANY_PODS = "Too many pods"
+_BITS = np.int64(1) << np.arange(63, dtype=np.int64)
+"""Bit k for reason row k of a batch Filter verdict."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +288,8 @@ class NodeResourcesFit:
         self.handle = handle
         self.ignored_resources = frozenset(ignored_resources)
         self.ignored_resource_groups = frozenset(ignored_resource_groups)
+        self._ignored_names: dict[str, bool] = {}
+        self._wanted_cache: tuple[PodResourceRequest, tuple[str, ...], npt.NDArray[np.int64]] | None = None
         # pod_level=False: kube-scheduler (v1.35 to v1.37, master as of kubernetes#141387) scores
         # with the containers' requests only; its filter does use spec.resources.
         self.scorer = ResourceAllocationScorer(
@@ -319,6 +324,30 @@ class NodeResourcesFit:
             return unresolvable(*reasons)
         return unschedulable(*reasons)
 
+    def _wanted(self, request: PodResourceRequest) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
+        """The resources Filter compares for this request, in upstream's order, with the amounts."""
+        cached = self._wanted_cache
+        if cached is not None and cached[0] is request:
+            return cached[1], cached[2]
+        wanted: list[tuple[str, int]] = []
+        if not request.empty:
+            fixed = [(CPU, request.milli_cpu), (MEMORY, request.memory), (EPHEMERAL_STORAGE, request.ephemeral_storage)]
+            wanted = [(name, want) for name, want in fixed if want > 0]
+            wanted += [(name, qty) for name, qty in request.scalar_resources if qty > 0 and not self._is_ignored(name)]
+        names = tuple(name for name, _ in wanted)
+        amounts = np.array([want for _, want in wanted], dtype=np.int64).reshape(-1, 1)
+        # One entry: every chunk of a cycle (and each dry-run node) asks for the same request
+        # object; holding it keeps its identity from being reused by another.
+        self._wanted_cache = (request, names, amounts)
+        return names, amounts
+
+    def _is_ignored(self, name: str) -> bool:
+        """`is_ignored` under this plugin's args, remembered per resource name."""
+        known = self._ignored_names.get(name)
+        if known is None:
+            known = self._ignored_names[name] = is_ignored(name, self.ignored_resources, self.ignored_resource_groups)
+        return known
+
     def filter_batch(self, state: CycleState, pod: Pod, snapshot: Snapshot, positions: IntArray) -> BatchFilterResult:
         """`filter` for many nodes over the snapshot's arrays."""
         request = state.get(PRE_FILTER_STATE_KEY)
@@ -326,52 +355,51 @@ class NodeResourcesFit:
             message = _missing_state(PRE_FILTER_STATE_KEY)
             codes = np.full(len(positions), Code.ERROR, dtype=np.int8)
             return BatchFilterResult(codes, lambda i: (message,))
-        wanted: list[tuple[str, int]] = []
-        if not request.empty:
-            fixed = [(CPU, request.milli_cpu), (MEMORY, request.memory), (EPHEMERAL_STORAGE, request.ephemeral_storage)]
-            wanted = [(name, want) for name, want in fixed if want > 0]
-            wanted += [
-                (name, qty)
-                for name, qty in request.scalar_resources
-                if qty > 0 and not is_ignored(name, self.ignored_resources, self.ignored_resource_groups)
-            ]
+        wanted, amounts = self._wanted(request)
         count = len(positions)
-        reasons = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, _ in wanted]
-        # One row per reason; each resource row read once for all the candidates.
-        short = np.empty((len(reasons), count), dtype=np.bool_)
-        np.greater(snapshot.pod_count[positions] + 1, snapshot.allowed_pods[positions], out=short[0])
-        cols = [snapshot.column(name) for name, _ in wanted]
-        if wanted:
-            alloc_rows = snapshot.allocatable[positions]
-            req_rows = snapshot.requested[positions]
-            for k, (_name, want) in enumerate(wanted, start=1):
-                col = cols[k - 1]
-                if col is None:
-                    # No node has the resource: nothing is allocatable, nothing is used.
-                    short[k] = True
-                    continue
-                np.greater(want, alloc_rows[:, col] - req_rows[:, col], out=short[k])
+        # One row per reason: the pod count first, then each wanted resource in order.
+        short = np.empty((len(wanted) + 1, count), dtype=np.bool_)
+        np.greater_equal(snapshot.pod_count.take(positions), snapshot.allowed_pods.take(positions), out=short[0])
+        cols = [snapshot.column(name) for name in wanted]
+        present = [k for k, col in enumerate(cols) if col is not None]
+        alloc: npt.NDArray[np.int64] | None = None
+        if present:
+            # Rows taken once (np.take copies rows faster than fancy indexing), then the wanted
+            # columns as one matrix: a comparison per chunk, not per resource.
+            taken = [col for col in cols if col is not None]
+            alloc_rows = snapshot.allocatable.take(positions, axis=0)
+            free = (alloc_rows - snapshot.requested.take(positions, axis=0))[:, taken].T
+            alloc = alloc_rows[:, taken].T
+            if len(present) == len(wanted):
+                np.greater(amounts, free, out=short[1:])
+            else:
+                short[[k + 1 for k in present]] = amounts[present] > free
+        if len(present) < len(wanted):
+            # No node has the resource: nothing is allocatable, nothing is used.
+            short[[k + 1 for k, col in enumerate(cols) if col is None]] = True
         if not short.any():
             # The usual case in a cluster with room: no reasons to keep.
             return BatchFilterResult.all_passed(count)
-        beyond = np.zeros((len(reasons), count), dtype=np.bool_)
-        for k, (_name, want) in enumerate(wanted, start=1):
-            col = cols[k - 1]
-            if col is None:
-                beyond[k] = True
-            else:
-                np.greater(want, alloc_rows[:, col], out=beyond[k])
-        hopeless = (short & beyond).any(axis=0)
-        codes = np.where(
-            hopeless, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, np.where(short.any(axis=0), Code.UNSCHEDULABLE, Code.SUCCESS)
-        ).astype(np.int8)
-        names = tuple(reasons)
+        # A shortage beyond the node's whole allocatable cannot be cured by preemption.
+        if len(present) < len(wanted):
+            hopeless = np.ones(count, dtype=np.bool_)
+        elif alloc is None:
+            # Only the pod count is compared: more room comes from removing pods.
+            hopeless = np.zeros(count, dtype=np.bool_)
+        else:
+            beyond = np.greater(amounts, alloc)
+            beyond &= short[1:]
+            hopeless = np.any(beyond, axis=0)
+        # Which reasons apply, as bits (row k is bit k): equal bits mean equal reasons.
+        keys = _BITS[: len(short)] @ short
+        codes = np.zeros(count, dtype=np.int8)
+        codes[keys != 0] = Code.UNSCHEDULABLE
+        codes[hopeless] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        names = (TOO_MANY_PODS, *(f"Insufficient {name}" for name in wanted))
 
         def reasons_of(i: int) -> tuple[str, ...]:
             return tuple(names[k] for k in np.flatnonzero(short[:, i]))
 
-        # Which resources fell short, as bits: equal bits mean equal reasons.
-        keys = (short.astype(np.int64) << np.arange(len(names), dtype=np.int64)[:, None]).sum(axis=0)
         return BatchFilterResult(codes, reasons_of, keys)
 
     def room_table(self, state: CycleState, snapshot: Snapshot, rows: IntArray) -> RoomTable | None:

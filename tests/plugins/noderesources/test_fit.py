@@ -466,11 +466,15 @@ def test_filter_batch_matches_per_node(cluster: Snapshot, incoming: Pod, data: s
     plugin.pre_filter(state, incoming, cluster.node_infos)
     positions = np.asarray(data.draw(st.permutations(range(cluster.num_nodes))), dtype=np.int64)
     batch = plugin.filter_batch(state, incoming, cluster, positions)
+    by_key: dict[int, tuple[str, ...]] = {}
     for i, pos in enumerate(positions):
         want = plugin.filter(state, incoming, cluster.node_infos[pos])
         assert Code(int(batch.codes[i])) == want.code
         if want.code != Code.SUCCESS:
             assert batch.reasons(i) == want.reasons
+            # Equal keys promise equal reasons (the failure counts group by them).
+            assert batch.keys is not None
+            assert by_key.setdefault(int(batch.keys[i]), want.reasons) == want.reasons
 
 
 def test_batch_reasons_come_from_the_arrays_at_call_time() -> None:
