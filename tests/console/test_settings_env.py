@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pathlib
+import re
+
 import pytest
 
 from schedconsole.env import SettingError, database_from_url, env_bool, env_int, env_list
@@ -59,3 +62,12 @@ def test_secret_key_required_in_production(tmp_path) -> None:
     result = subprocess.run([sys.executable, "-c", "import schedconsole.settings"], env=env, capture_output=True, text=True, check=False)
     assert result.returncode != 0
     assert "SECRET_KEY: required when REDIS_URL is set" in result.stderr
+
+
+def test_every_setting_is_listed_in_env_example() -> None:
+    # STYLE 11: every variable settings.py reads is in .env.example with its default.
+    root = pathlib.Path(__file__).resolve().parents[2]
+    read = set(re.findall(r'env_[a-z]+\("([A-Z0-9_]+)"', (root / "schedconsole" / "settings.py").read_text()))
+    listed = set(re.findall(r"^([A-Z0-9_]+)=", (root / ".env.example").read_text(), re.MULTILINE))
+    assert len(read) > 30
+    assert read - listed == set()

@@ -57,9 +57,8 @@ class Command(BaseCommand):
 
         call_command("migrate", interactive=False, verbosity=0)
         ensure_admin(self.stdout)
-        # Web and engine share this process: hand the GIL over sooner than CPython's 5 ms default,
-        # so a request the engine answers is not held up behind a busy event loop (and back).
-        sys.setswitchinterval(float(os.getenv("SCHEDCONSOLE_SWITCH_INTERVAL", "0.001")))
+        # Web and engine share this process and its interpreter lock (see settings.SWITCH_INTERVAL_MS).
+        sys.setswitchinterval(settings.SWITCH_INTERVAL_MS / 1000)
         host = get_host()
         host.start()
         # The cluster just loaded is long-lived: keep the cyclic collector from rescanning it on
