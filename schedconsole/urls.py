@@ -2,7 +2,9 @@
 
 from django.contrib import admin
 from django.contrib.auth.views import LogoutView
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 
 from schedconsole.accounts.views import RateLimitedLoginView
 from schedconsole.api import koord
@@ -38,6 +40,8 @@ urlpatterns = [
     re_path(r"^debug/flags/(?P<path>[sf])$", koord.koordinator_route),
     path("metrics", koord.metrics),
     path("healthz", koord.healthz),
+    # Pages link the icon themselves; this answers browsers asking on pages that do not (the admin's).
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("readyz", koord.readyz),
 ]
 

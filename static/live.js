@@ -65,8 +65,13 @@ function addRow(msg) {
   );
   tr.message = msg;
   applySearch(tr);
-  tr.addEventListener("click", () => openDetail(msg.pod, msg.at));
-  tr.addEventListener("keydown", (e) => { if (e.key === "Enter") openDetail(msg.pod, msg.at); });
+  const open = () => {
+    tbody.querySelectorAll("tr.attempt.selected").forEach((r) => r.classList.remove("selected"));
+    tr.classList.add("selected");  // stays marked while newer rows push it down
+    openDetail(msg.pod, msg.at);
+  };
+  tr.addEventListener("click", open);
+  tr.addEventListener("keydown", (e) => { if (e.key === "Enter") open(); });
   tbody.prepend(tr);
   shown += 1;
   while (tbody.rows.length > MAX_ROWS) tbody.deleteRow(tbody.rows.length - 1);
@@ -178,7 +183,7 @@ async function openDetail(pod, at) {
       a.message ? el("p", { class: "message" }, a.message) : "",
       el("h3", {}, "Scores (normalized, before weights)"),
       nodes.length < (a.scoredNodes ?? 0) ? el("p", { class: "muted" }, `The ${nodes.length} highest of ${a.scoredNodes} scored nodes are kept (SCHEDCONSOLE_HISTORY_SCORE_NODES).`) : "",
-      nodes.length ? detailTable(["Node", "Total", ...plugins.map(short)], nodes.map((n) => [n, totals[n], ...plugins.map((p) => a.scores[n][p])])) : el("p", { class: "muted" }, "No node was scored."),
+      nodes.length ? detailTable(["Node", "Total (weighted)", ...plugins.map(short)], nodes.map((n) => [n, totals[n], ...plugins.map((p) => a.scores[n][p])])) : el("p", { class: "muted" }, "No node was scored."),
       el("h3", {}, "Filter"),
       filter.length ? detailTable(["Node", "Plugin", "Code", "Reasons"], filter.map(([n, f]) => [n, f.plugin, f.code, f.reasons.join("; ")])) : el("p", { class: "muted" }, "Every evaluated node passed."),
       el("p", {}, el("a", { href: `/attempts/${a.id}/` }, "Open the full attempt page")),

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 
 # Views under these prefixes answer 401/403 themselves (DRF), so scripts with tokens work.
 API_PREFIXES = ("/api/", "/apis/", "/debug/flags/", "/metrics", "/k8s/")
-OPEN_PATHS = ("/healthz", "/readyz", "/accounts/login/")
+OPEN_PATHS = ("/healthz", "/readyz", "/accounts/login/", "/favicon.ico")
 
 
 def _open(path: str) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,8 @@ from channels.layers import get_channel_layer
 log = logging.getLogger(__name__)
 # The channel-layer group the engine sends attempts to; each web process's hub is its member.
 GROUP = "live.attempts"
+# Rate-capped clients sleep until the next multiple of this after their second is over.
+WAKE_GRID_SECONDS = 0.05
 
 
 class LiveItem:
@@ -120,7 +123,11 @@ class ClientBuffer:
                     if now - window >= 1.0:
                         window, sent, noticed = now, 0, False
                     elif sent >= self.rate or (noticed and not self.items):
-                        await asyncio.sleep(window + 1.0 - now)  # meanwhile the buffer coalesces
+                        # Meanwhile the buffer coalesces. Clients wake on a shared grid, so the
+                        # web thread takes the interpreter lock from the engine a few times a
+                        # second for all of them, not once per client.
+                        wake = math.ceil((window + 1.0) / WAKE_GRID_SECONDS) * WAKE_GRID_SECONDS
+                        await asyncio.sleep(wake - now)
                         continue
                 if self.missed and not (self.rate > 0 and noticed):
                     count, self.missed = self.missed, 0

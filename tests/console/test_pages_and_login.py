@@ -24,6 +24,15 @@ def test_login_page_and_login(operator) -> None:
     assert response.status_code == 302 and response["Location"] == "/"
 
 
+def test_the_icon_is_linked_and_served_without_login(transactional_db) -> None:
+    # Browsers asked for /favicon.ico on every page and got a 404 (logged each time).
+    client = Client()
+    page = client.get("/accounts/login/")
+    assert b'rel="icon" href="/static/favicon.svg"' in page.content
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"] == "/static/favicon.svg"
+
+
 def test_login_needs_csrf(operator) -> None:
     client = Client(enforce_csrf_checks=True)
     assert client.post("/accounts/login/", {"username": "olga", "password": "pw-olga"}).status_code == 403

@@ -30,3 +30,24 @@ def test_queued_columns_are_the_stored_attempt(start_engine) -> None:
     assert (attempt.outcome, attempt.node, attempt.nominated_node, attempt.feasible_nodes, attempt.attempt) == ("Unschedulable", "", "", 0, 1)
     assert "Insufficient cpu" in attempt.message
     assert attempt.detail["pod"] == "default/q2" and attempt.uid == attempt.detail["uid"]
+
+
+def test_a_large_creation_is_kept_out_of_full_collections(start_engine) -> None:
+    # The cyclic collector's full scans walked every imported pod again and again while the
+    # engine scheduled; an import of LONG_LIVED_BATCH objects or more is frozen once created.
+    from schedconsole.engine.ops import LONG_LIVED_BATCH
+
+    host = start_engine(SMALL_CLUSTER, TWO_PROFILES)
+    was_frozen = gc.get_freeze_count()
+    try:
+        host.call("create", {"documents": [pod("small")], "source": "test"})
+        # The meta object: a binding copies the pod but keeps it.
+        small = next(p for p in host.engine.cluster.pods.values() if p.name == "small").meta
+        assert any(o is small for o in gc.get_objects()), "one pod is not worth a full collection"
+        documents = [pod(f"bulk-{i}", cpu="1m", memory="1Mi") for i in range(LONG_LIVED_BATCH)]
+        assert host.call("create", {"documents": documents, "source": "test"})["created"] == {"Pod": LONG_LIVED_BATCH}
+        bulk = next(p for p in host.engine.cluster.pods.values() if p.name == "bulk-7").meta
+        assert not any(o is bulk for o in gc.get_objects()), "the imported pods are frozen"
+    finally:
+        if was_frozen == 0:
+            gc.unfreeze()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import secrets
 import sys
@@ -54,6 +53,7 @@ class Command(BaseCommand):
         from schedconsole.asgi import application
         from schedconsole.engine.demo import Trickle
         from schedconsole.engine.host import get_host
+        from schedconsole.engine.ops import keep_out_of_full_collections
 
         call_command("migrate", interactive=False, verbosity=0)
         ensure_admin(self.stdout)
@@ -63,8 +63,7 @@ class Command(BaseCommand):
         host.start()
         # The cluster just loaded is long-lived: keep the cyclic collector from rescanning it on
         # every full collection (those pauses were the tail of request latency).
-        gc.collect()
-        gc.freeze()
+        keep_out_of_full_collections()
         trickle = Trickle(settings.DEMO_TRICKLE_PODS_PER_SECOND) if settings.DEMO_CLUSTER and settings.DEMO_TRICKLE_PODS_PER_SECOND > 0 else None
         if trickle is not None:
             trickle.start()
