@@ -56,7 +56,6 @@ from scheduler.records import AttemptRecord
 API_WORKERS = 16
 """Threads making API calls (binding cycles, asynchronous preemption) when calls take time."""
 MIN_FEASIBLE_NODES_TO_FIND = 100
-DEFAULT_BINDER = "DefaultBinder"
 STEP_WAIT_SECONDS = 0.005
 """How long `step` waits for work when only API calls are in flight (a host then serves its own
 requests; work arriving ends the wait at once)."""
@@ -777,58 +776,7 @@ class Scheduler:
                 self._timers.append((now + timeout, pod.uid, plugin))
             self._update_pending()
             return
-        self._start_binding(fwk, state, qpi, assumed, node, started, record)
-
-    def _start_binding(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str, started: float, record: AttemptRecord
-    ) -> None:
-        """Begin the binding cycle of a pod Permit let through.
-
-        Against a remote API server, when PreBind has nothing to do for the pod and DefaultBinder
-        binds, only the binding request runs on the pool, without the scheduler's lock, and the end
-        of the cycle runs here on the scheduling thread (with the informers' changes, as a task):
-        a pool thread then never waits for the lock the loop holds, nor the loop for it. Otherwise
-        the whole cycle runs on the pool (plugins may make API calls of their own).
-        """
-        bind_request = getattr(self.cluster, "bind_request", None)
-        if (
-            self._pool is not None
-            and bind_request is not None
-            and fwk.first_binder() == DEFAULT_BINDER
-            and fwk.pre_bind_does_nothing(state, assumed, node)
-        ):
-            self._in_flight_api += 1
-            self._pool.submit(self._request_binding, bind_request, fwk, state, qpi, assumed, node, started, record)
-            return
         self.run_api_task(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record))
-
-    def _request_binding(
-        self,
-        bind_request: Callable[[Pod, str], None],
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: Pod,
-        node: str,
-        started: float,
-        record: AttemptRecord,
-    ) -> None:
-        """On a pool thread, without the lock: DefaultBinder's request; the rest is handed back."""
-        try:
-            bind_request(assumed, node)
-            status = Status()
-        except Exception as exc:  # as DefaultBinder: any failure is an Error that requeues the pod
-            status = error(exc).with_plugin(DEFAULT_BINDER)
-
-        def end() -> None:
-            self._in_flight_api -= 1
-            self._api_done.notify_all()
-            if status.success:
-                self._binding_succeeded(fwk, state, assumed, node, started, record)
-            else:
-                self._binding_failed(fwk, state, qpi, assumed, node, status, started, record)
-
-        self.submit(end)
 
     def _fail_after_assume(
         self, fwk: Framework, qpi: QueuedPodInfo, status: Status, record: AttemptRecord, started: float, outcome: str
@@ -870,11 +818,6 @@ class Scheduler:
         if not status.success:
             self._binding_failed(fwk, state, qpi, assumed, node, status, started, record)
             return
-        self._binding_succeeded(fwk, state, assumed, node, started, record)
-
-    def _binding_succeeded(
-        self, fwk: Framework, state: CycleState, assumed: Pod, node: str, started: float, record: AttemptRecord
-    ) -> None:
         if record.outcome == "Waiting":
             # Released from Permit and bound: the attempt's outcome is now known.
             record.outcome = "Scheduled"

@@ -906,12 +906,6 @@ class KubernetesCluster(SimulatedCluster):
         """POST the `pods/binding` subresource; the informer then sees the pod bound."""
         self._call("POST", *_binding(pod, node))
 
-    def bind_request(self, pod: Any, node: str) -> None:
-        """The same request from any thread that does not hold the scheduler's lock (the
-        scheduler's binding cycle when PreBind has nothing to do and DefaultBinder binds)."""
-        if self.shadow:
-            raise APIError(f"shadow mode changes nothing in the cluster (binding {pod.key} refused)")
-        self.connection.request("POST", *_binding(pod, node))
 
     def delete_pod(self, pod: Any) -> None:
         """DELETE with a uid precondition (a pod of the same name created since is left alone)."""

@@ -184,16 +184,6 @@ class PreBindPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
-class PreBindPreFlightPlugin(Plugin, Protocol):
-    """A PreBind plugin that can tell, before the binding cycle, whether its PreBind has work to
-    do for this pod (upstream's `PreBindPreFlight`)."""
-
-    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Skip when PreBind would do nothing for this pod; Success when it has work; Error."""
-        ...
-
-
-@runtime_checkable
 class BindPlugin(Plugin, Protocol):
     """Binds a pod to a node; Skip passes to the next bind plugin."""
 

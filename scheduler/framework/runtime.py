@@ -871,20 +871,6 @@ class Framework:
                 return status.with_plugin(entry.name)
         return Status()
 
-    def pre_bind_does_nothing(self, state: CycleState, pod: Pod, node: str) -> bool:
-        """Whether every PreBind plugin says (`pre_bind_pre_flight` answering Skip) that it has
-        nothing to do for this pod; a plugin that cannot say counts as having work."""
-        for entry in self.points["pre_bind"]:
-            pre_flight = getattr(entry.plugin, "pre_bind_pre_flight", None)
-            if pre_flight is None or _guard(pre_flight, state, pod, node).code != Code.SKIP:
-                return False
-        return True
-
-    def first_binder(self) -> str:
-        """The first Bind plugin's name (DefaultBinder never skips, so when it is first it binds)."""
-        entries = self.points["bind"]
-        return entries[0].name if entries else ""
-
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         """Bind: the first plugin that does not Skip decides."""
         for entry in self.points["bind"]:

@@ -1,7 +1,6 @@
-"""Binding against a remote API server: when PreBind has nothing to do and DefaultBinder binds,
-only the request runs on the pool (without the scheduler's lock) and the cycle ends on the
-scheduling thread; otherwise the whole binding cycle runs on the pool as before. The loop does not
-spin while only API calls are in flight."""
+"""Binding against a remote API server: the binding cycle runs on the pool with the scheduler's
+lock released while the request is in flight, a refused binding fails the attempt and requeues the
+pod, and the loop does not spin while only API calls are in flight."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ import pytest
 from scheduler.api.objects import Pod
 from scheduler.clock import Clock
 from scheduler.cluster.simulated import APIError, SimulatedCluster
-from scheduler.config.loader import default_config, parse_config
-from scheduler.framework.types import CycleState, Status
+from scheduler.config.loader import default_config
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import STEP_WAIT_SECONDS, Scheduler
 from tests.builders import make_node, make_pod
@@ -33,24 +31,21 @@ class RemoteCluster(SimulatedCluster):
         self.latency = latency
         self.refuse = refuse
         self.requests: list[tuple[str, str, bool]] = []  # pod, thread, whether the lock was held
-        self.plugin_binds: list[str] = []
         self.lock: Any = threading.RLock()
         self.post: Callable[[Callable[[], None]], None] = lambda task: task()
 
     def attach(self, lock: Any, unlocked: Callable[[Callable[[], Any]], Any], post: Callable[[Callable[[], None]], None]) -> None:
         self.lock, self.unlocked, self.post = lock, unlocked, post
 
-    def bind_request(self, pod: Pod, node: str) -> None:
+    def bind(self, pod: Pod, node: str) -> None:
+        self.unlocked(lambda: self._request(pod))
+        self.post(lambda: SimulatedCluster.bind(self, pod, node))  # the informer sees it bound
+
+    def _request(self, pod: Pod) -> None:
         self.requests.append((pod.name, threading.current_thread().name, self.lock._is_owned()))
         time.sleep(self.latency)
         if pod.name in self.refuse:
             raise APIError(f'Operation cannot be fulfilled on pods/binding "{pod.name}": pod is already assigned')
-        self.post(lambda: SimulatedCluster.bind(self, pod, node))  # the informer sees it bound
-
-    def bind(self, pod: Pod, node: str) -> None:
-        self.plugin_binds.append(pod.name)
-        self.unlocked(lambda: time.sleep(self.latency))
-        SimulatedCluster.bind(self, pod, node)
 
 
 def run_until(sched: Scheduler, done: Callable[[], bool], timeout: float = 30.0) -> int:
@@ -73,16 +68,15 @@ def start(cluster: RemoteCluster, config: Any = None, registry: Any = None) -> S
     return sched
 
 
-def test_the_request_runs_on_the_pool_without_the_lock_and_the_cycle_ends_on_the_loop() -> None:
+def test_the_request_runs_on_the_pool_with_the_lock_released() -> None:
     cluster = RemoteCluster(latency=0.002)
     sched = start(cluster)
     for i in range(6):
         cluster.add_pod(make_pod(f"p{i}", cpu="100m"))
-    run_until(sched, lambda: sched.scheduled_count == 6)
+    run_until(sched, lambda: sched.scheduled_count == 6 and all(p.node_name for p in cluster.pods.values()))
     sched.shutdown()
     assert sorted(name for name, _, _ in cluster.requests) == [f"p{i}" for i in range(6)]
     assert all(thread.startswith("api") and not held for _, thread, held in cluster.requests)
-    assert cluster.plugin_binds == []
     assert all(p.node_name for p in cluster.pods.values())
     assert sched._in_flight_api == 0 and not sched.cache._assumed
 
@@ -99,38 +93,6 @@ def test_a_refused_binding_fails_the_attempt_and_requeues_the_pod() -> None:
     assert not sched.cache._assumed
     assert any(e.reason == "FailedScheduling" and "already assigned" in e.message for e in cluster.events)
     assert [r.outcome for r in sched.records if r.pod == "default/taken"] == ["Error"]
-
-
-class SlowPreBind:
-    """A PreBind plugin that cannot say whether it has work: the binding cycle runs on the pool."""
-
-    name = "SlowPreBind"
-
-    def __init__(self) -> None:
-        self.threads: list[str] = []
-
-    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        self.threads.append(threading.current_thread().name)
-        return Status()
-
-
-def test_prebind_work_keeps_the_whole_cycle_on_the_pool() -> None:
-    plugin = SlowPreBind()
-    config = parse_config(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [{"schedulerName": "default-scheduler", "plugins": {"preBind": {"enabled": [{"name": "SlowPreBind"}]}}}],
-        },
-        "test",
-    )
-    cluster = RemoteCluster()
-    sched = start(cluster, config, new_registry(("SlowPreBind", lambda args, handle: plugin)))
-    cluster.add_pod(make_pod("p", cpu="100m"))
-    run_until(sched, lambda: sched.scheduled_count == 1)
-    sched.shutdown()
-    assert cluster.requests == [] and cluster.plugin_binds == ["p"]
-    assert len(plugin.threads) == 1 and plugin.threads[0].startswith("api")
 
 
 @pytest.mark.parametrize("latency", [0.3], ids=["slow-server"])
