@@ -56,6 +56,9 @@ from scheduler.records import AttemptRecord
 API_WORKERS = 16
 """Threads making API calls (binding cycles, asynchronous preemption) when calls take time."""
 MIN_FEASIBLE_NODES_TO_FIND = 100
+STEP_WAIT_SECONDS = 0.005
+"""How long `step` waits for work when only API calls are in flight (a host then serves its own
+requests; work arriving ends the wait at once)."""
 STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
 _ACTION_LABELS = {ActionType.ADD: "Add", ActionType.DELETE: "Delete", ActionType.UPDATE: "Update"}
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -369,6 +372,9 @@ class Scheduler:
         self._pool: Any = None
         self._in_flight_api = 0
         self._api_done = threading.Condition(self.lock)
+        # Set when work arrives for the loop (a task from another thread, API work finished): `step`
+        # waits on it instead of spinning while only API work is in flight.
+        self._work_arrived = threading.Event()
         self._on_pool = threading.local()
         remote = bool(getattr(cluster, "remote_api", False))
         if float(getattr(cluster, "api_latency", 0.0) or 0.0) > 0 or remote:
@@ -874,6 +880,7 @@ class Scheduler:
         """Run `task` between scheduling cycles, after `delay` seconds of (virtual) time."""
         if delay <= 0:
             self.tasks.append(task)
+            self._work_arrived.set()
         else:
             heapq.heappush(self._delayed, (self.clock.now() + delay, next(self._delayed_seq), task))
 
@@ -903,6 +910,7 @@ class Scheduler:
                 finally:
                     self._in_flight_api -= 1
                     self._api_done.notify_all()
+                    self._work_arrived.set()
         finally:
             self._on_pool.active = False
 
@@ -1022,11 +1030,20 @@ class Scheduler:
         thread) calls this between its own work and waits on `next_wakeup` itself.
         """
         with self.lock:
+            self._work_arrived.clear()
             ran = self._run_tasks()
             ran = self._expire_permits() or ran
             ran = self._run_tasks() or ran
             record = self.schedule_one()
-            return ran or record is not None or self._popped or bool(self.tasks) or self._in_flight_api > 0
+            if ran or record is not None or self._popped or self.tasks:
+                return True
+            if not self._in_flight_api:
+                return False
+        # Only API work is in flight: it will bind, fail or activate pods, and a remote cluster's
+        # informers post their changes as tasks. Wait for either (lock released) rather than spin
+        # on the lock and the interpreter lock the pool threads need to finish it.
+        self._work_arrived.wait(STEP_WAIT_SECONDS)
+        return True
 
     def flush_queues(self) -> None:
         """Move pods whose backoff expired, and pods left unschedulable too long, back to activeQ."""

@@ -58,3 +58,26 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} {self.state}"
+
+
+class ClusterSync(models.Model):
+    """The continuous sync an operator asked for (one row): while `running`, an engine that starts
+    (a restart, a new leader) starts the sync again with the same options, and `mirrored` (what the
+    sync had copied, saved as it goes) lets it remove what the live cluster deleted meanwhile."""
+
+    running = models.BooleanField(default=False)
+    kubeconfig = models.CharField(max_length=1024, blank=True, default="")
+    context = models.CharField(max_length=253, blank=True, default="")
+    in_cluster = models.BooleanField(default=False)
+    keep_bindings = models.BooleanField(default=True)
+    started_by = models.CharField(max_length=150, blank=True, default="")
+    started_at = models.DateTimeField(null=True, blank=True)
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    # [kind, namespace, name, live resourceVersion] of each mirrored object, as last saved.
+    mirrored = models.JSONField(default=list)
+    saved_at = models.DateTimeField(null=True, blank=True)
+    resumed_at = models.DateTimeField(null=True, blank=True)
+    resume_error = models.TextField(blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"cluster sync ({'running' if self.running else 'stopped'})"

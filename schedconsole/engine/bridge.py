@@ -329,8 +329,11 @@ class Engine:
         return {"every": self.scheduler.plugin_timing_every}
 
     # ----- continuous sync of a live cluster into the simulated one ----------------------------------
-    def sync_start(self, kubeconfig: str = "", context: str = "", in_cluster: bool = False, keep_bindings: bool = True) -> dict[str, Any]:
-        """Start mirroring a live cluster into this simulated one (see scheduler/cluster/mirror.py)."""
+    def sync_start(
+        self, kubeconfig: str = "", context: str = "", in_cluster: bool = False, keep_bindings: bool = True, known: list[list[str]] | None = None
+    ) -> dict[str, Any]:
+        """Start mirroring a live cluster into this simulated one (see scheduler/cluster/mirror.py);
+        `known`: what a sync stopped by a restart had mirrored (`sync_snapshot`), to resume it."""
         from scheduler.cluster.mirror import LiveMirror
 
         self._simulated_only("syncing a live cluster")
@@ -349,7 +352,7 @@ class Engine:
             hand_over(task)
 
         mirror = LiveMirror(connection, self.k8s_api().handle, post, keep_bindings=keep_bindings)
-        mirror.start()
+        mirror.start(known)
         self.extra["sync"] = mirror
         return dict(mirror.status())
 
@@ -360,6 +363,18 @@ class Engine:
             raise BadInput("sync", "no sync is running")
         mirror.stop()
         return dict(mirror.status())
+
+    def sync_applied(self) -> int | None:
+        """How many changes the running sync has applied (None when no sync runs): its snapshot
+        changes only when this does."""
+        mirror = self.extra.get("sync")
+        return int(mirror.applied) if mirror is not None and mirror.running else None
+
+    def sync_snapshot(self) -> list[list[str]] | None:
+        """What the running sync has mirrored (`[kind, namespace, name, resourceVersion]` each), or
+        None when no sync runs."""
+        mirror = self.extra.get("sync")
+        return mirror.snapshot() if mirror is not None and mirror.running else None
 
     def sync_status(self) -> dict[str, Any] | None:
         """The sync's state, or None if none was started."""

@@ -26,6 +26,7 @@ from schedconsole.engine.store import Store, load_documents
 
 log = logging.getLogger(__name__)
 IDLE_WAIT = 0.5
+SYNC_SAVE_SECONDS = 10.0  # how often a running sync's mirrored objects are saved (when they changed)
 _FIRE_AND_FORGET: Future[Any] = Future()  # marks posted work that nobody waits for
 
 
@@ -50,6 +51,8 @@ class EngineHost:
         self._stop = False
         self.started_at = 0.0
         self.error: BaseException | None = None
+        self._sync_saved_at = 0.0
+        self._sync_saved_applied: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -91,6 +94,8 @@ class EngineHost:
         self.engine.plugin_timing(settings.PLUGIN_TIMING_EVERY)
         # Work from the engine's own threads (a live cluster's sync) is handed to this loop.
         self.engine.extra["post"] = self.post
+        if settings.CLUSTER_MODE == "simulated":
+            self._resume_sync()
         if self.live is not None:
             self.live.start()
         self._stop = False
@@ -107,6 +112,7 @@ class EngineHost:
         if self._thread is not None:
             self._thread.join(timeout)
         if self.engine is not None:
+            self._save_sync(force=True)  # the engine thread has ended: what the sync mirrored is settled
             if run_pending:
                 while self.engine.step():
                     pass
@@ -122,6 +128,44 @@ class EngineHost:
         self._thread = None
         self.store = None
         self.live = None
+
+    # ----- the continuous sync across restarts ----------------------------------------------------
+    def _resume_sync(self) -> None:
+        """Start the sync an operator started and did not stop (see schedconsole/cluster/sync.py)
+        from what it had mirrored; a failure to connect is kept for the Cluster page."""
+        from schedconsole.cluster import sync
+
+        row = sync.intent()
+        if row is None or not row.running or self.engine is None:
+            return
+        payload = sync.start_payload(row)
+        try:
+            self.engine.sync_start(payload["kubeconfig"], payload["context"], payload["inCluster"], payload["keepBindings"], known=row.mirrored)
+        except bridge.BadInput as exc:
+            log.warning("the cluster sync did not resume: %s", exc.message)
+            sync.note_resumed(exc.message)
+            return
+        log.info("the cluster sync resumed (%d objects mirrored before)", len(row.mirrored))
+        sync.note_resumed()
+        self._sync_saved_applied = None
+
+    def _save_sync(self, force: bool = False) -> None:
+        """Save what the running sync has mirrored, if it changed (every SYNC_SAVE_SECONDS, and when
+        stopping), on the store's thread once the mirrored objects themselves are committed."""
+        engine, store = self.engine, self.store
+        if engine is None or store is None or (not force and time.monotonic() - self._sync_saved_at < SYNC_SAVE_SECONDS):
+            return
+        self._sync_saved_at = time.monotonic()
+        applied = engine.sync_applied()
+        if applied is None or applied == self._sync_saved_applied:
+            return
+        snapshot = engine.sync_snapshot()
+        if snapshot is None:
+            return
+        from schedconsole.cluster.sync import save_mirrored
+
+        self._sync_saved_applied = applied
+        store.after_commit(lambda: save_mirrored(snapshot))
 
     # ----- requests ------------------------------------------------------------------------------
     def post(self, fn: Callable[[], None]) -> None:
@@ -184,6 +228,7 @@ class EngineHost:
                 if self._requests:
                     self._serve_requests()
                     engine = self.engine or engine
+                self._save_sync()
                 if engine.step():
                     continue
                 wake = engine.next_wakeup()

@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from schedconsole.accounts.permissions import is_operator
+from schedconsole.cluster import sync as sync_intent
 from schedconsole.engine.client import EngineCallError, call
 from schedconsole.pages.views import page
 from schedconsole.profiles.models import AuditEntry
@@ -44,7 +45,7 @@ def score_table(disagreement: dict[str, Any]) -> dict[str, Any]:
 
 def cluster(request: HttpRequest) -> HttpResponse:
     """The mode and everything about the cluster behind it."""
-    context: dict[str, Any] = {"status": None, "source": _source()}
+    context: dict[str, Any] = {"status": None, "source": _source(), "intent": sync_intent.intent()}
     try:
         status = call("cluster_status")
     except EngineCallError as exc:
@@ -75,9 +76,19 @@ def sync(request: HttpRequest) -> HttpResponse:
             keep = request.POST.get("bindings", "keep") != "pending"
             payload = {"kubeconfig": settings.KUBECONFIG, "context": settings.KUBE_CONTEXT, "inCluster": settings.KUBE_IN_CLUSTER, "keepBindings": keep}
             result = call("sync_start", payload)
+            sync_intent.remember_started(payload, request.user.get_username())
             messages.success(request, f"Sync from {result['server']} started ({'bindings kept' if keep else 'pods left pending for our engine'}).")
         elif action == "stop":
-            result = call("sync_stop")
+            was_meant = sync_intent.remember_stopped()
+            try:
+                result = call("sync_stop")
+            except EngineCallError as exc:
+                if not was_meant:
+                    raise
+                # A sync that could not resume after a restart: nothing runs, and now none will.
+                messages.success(request, f"Sync stopped; it will not resume ({exc.message}).")
+                AuditEntry.objects.create(user=request.user.get_username(), action="cluster.sync.stop", target="", after={"running": False})
+                return redirect("cluster")
             messages.success(request, "Sync stopped; what it mirrored stays.")
         else:
             messages.error(request, f"unknown action {action!r}; expected start or stop")

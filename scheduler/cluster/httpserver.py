@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import orjson
+
 from scheduler.cluster.apiserver import RESOURCES, APIServer
 
 VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -152,7 +154,7 @@ class APIHTTPServer:
         req.end_headers()
 
         def send(event: dict[str, Any]) -> None:
-            line = json.dumps(event).encode() + b"\n"
+            line = _dumps(event) + b"\n"
             req.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
             req.wfile.flush()
 
@@ -180,12 +182,21 @@ class APIHTTPServer:
 
     @staticmethod
     def _reply(req: BaseHTTPRequestHandler, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
+        data = _dumps(body)
         req.send_response(code)
         req.send_header("Content-Type", "application/json")
         req.send_header("Content-Length", str(len(data)))
         req.end_headers()
         req.wfile.write(data)
+
+
+def _dumps(value: Any) -> bytes:
+    """JSON bytes (orjson: a watch event is encoded for every change; the standard library's
+    encoder for what orjson refuses, such as integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value).encode()
 
 
 def main(argv: list[str] | None = None) -> int:

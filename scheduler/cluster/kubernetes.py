@@ -24,7 +24,6 @@ does not need it.
 from __future__ import annotations
 
 import http.client
-import json
 import logging
 import socket
 import ssl
@@ -35,8 +34,10 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode, urlsplit
+
+import orjson
 
 from scheduler.api.fields import FieldError, format_time
 from scheduler.api.objects import parse_namespace, parse_node, parse_pdb, parse_pod, parse_priority_class
@@ -81,9 +82,101 @@ class RemoteError(APIError):
         self.reason = reason
 
 
+class _Answer(NamedTuple):
+    status: int
+    reason: str
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+    will_close: bool
+
+
+class _Closed(ConnectionError):
+    """The server closed a kept-alive connection without answering."""
+
+
 # Errors of a connection the server (or a proxy) closed: a request on a kept-alive connection
 # meeting one of these was not answered, and is sent again once on a fresh connection.
-_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+_STALE = (_Closed, BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+
+
+class _Wire:
+    """One HTTP/1.1 connection for requests: a request is one write, and its answer is read with a
+    few lines of parsing (status, headers, a Content-Length or chunked body) instead of
+    `http.client`'s response object, whose header parsing (the `email` package) cost more CPU
+    than the rest of a binding request."""
+
+    __slots__ = ("__weakref__", "rfile", "sock")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.rfile = sock.makefile("rb")
+
+    def exchange(self, message: bytes, method: str) -> _Answer:
+        """Send one request and read its answer."""
+        self.sock.sendall(message)
+        status, reason, headers, version = _read_head(self.rfile, _Closed)
+        while 100 <= status < 200:  # interim answers (we never send Expect, but a server may)
+            status, reason, headers, version = _read_head(self.rfile, _Closed)
+        connection = headers.get("connection", "").lower()
+        will_close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+        if method == "HEAD" or status in (204, 304):
+            body = b""
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            body = _read_chunked(self.rfile)
+        elif "content-length" in headers:
+            length = int(headers["content-length"])
+            body = self.rfile.read(length)
+            if len(body) != length:
+                raise http.client.IncompleteRead(body, length - len(body))
+        else:
+            body, will_close = self.rfile.read(), True
+        return _Answer(status, reason, headers, body, will_close)
+
+    def close(self) -> None:
+        """Close the socket (and the reader over it)."""
+        try:
+            self.rfile.close()
+        finally:
+            self.sock.close()
+
+
+def _read_head(rfile: Any, closed: type[Exception] = http.client.RemoteDisconnected) -> tuple[int, str, dict[str, str], str]:
+    """The status line and headers of an answer (names lower-cased)."""
+    line = rfile.readline(65537)
+    if not line:
+        raise closed("the server closed the connection without answering")
+    version, _, rest = line.decode("latin-1").rstrip("\r\n").partition(" ")
+    code, _, reason = rest.partition(" ")
+    if not version.startswith("HTTP/") or not code.isdigit():
+        raise http.client.BadStatusLine(line.decode("latin-1"))
+    headers: dict[str, str] = {}
+    while True:
+        line = rfile.readline(65537)
+        if line in (b"\r\n", b"\n", b""):
+            break
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+        if len(headers) > 100:
+            raise http.client.HTTPException("got more than 100 headers")
+    return int(code), reason, headers, version
+
+
+def _read_chunked(rfile: Any) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        size_line = rfile.readline(65537)
+        if not size_line:
+            raise http.client.IncompleteRead(b"".join(parts))
+        size = int(size_line.split(b";", 1)[0].strip(), 16)
+        if size == 0:
+            while rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return b"".join(parts)
+        chunk = rfile.read(size)
+        if len(chunk) != size:
+            raise http.client.IncompleteRead(chunk, size - len(chunk))
+        parts.append(chunk)
+        rfile.readline(65537)  # the chunk's CRLF
 
 
 @dataclass(slots=True)
@@ -108,7 +201,7 @@ class Connection:
     _prefix: str = ""
     _ssl: ssl.SSLContext | None = None
     _tunnel: tuple[str, int] | None = None
-    _opened: weakref.WeakSet[http.client.HTTPConnection] = field(default_factory=weakref.WeakSet)
+    _opened: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)
 
     def __post_init__(self) -> None:
         configuration = self.configuration
@@ -155,12 +248,36 @@ class Connection:
         self._opened.add(conn)
         return conn
 
+    def _connect(self, timeout: float) -> _Wire:
+        """A fresh connection for requests (through the proxy's CONNECT tunnel when configured)."""
+        host, port = self._netloc
+        sock = socket.create_connection((host, port), timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # a request is one write
+        server_name = host
+        try:
+            if self._tunnel is not None:
+                target = f"{self._tunnel[0]}:{self._tunnel[1]}"
+                sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode("latin-1"))
+                with sock.makefile("rb") as proxy_reply:
+                    status, reason, _, _ = _read_head(proxy_reply)
+                if status != 200:
+                    raise OSError(f"the proxy refused the tunnel to {target}: {status} {reason}")
+                server_name = self._tunnel[0]
+            if self._ssl is not None:
+                sock = self._ssl.wrap_socket(sock, server_hostname=server_name)
+        except BaseException:
+            sock.close()
+            raise
+        wire = _Wire(sock)
+        self._opened.add(wire)
+        return wire
+
     def close_kept(self) -> None:
         """Close this thread's kept-alive connection (the others' are theirs)."""
-        conn = getattr(self._local, "conn", None)
+        wire = getattr(self._local, "conn", None)
         self._local.conn = None
-        if conn is not None:
-            conn.close()
+        if wire is not None:
+            wire.close()
 
     def close(self) -> None:
         """Close every connection still open (kept-alive ones too: a server shutting down over TLS
@@ -168,60 +285,66 @@ class Connection:
         for conn in list(self._opened):
             conn.close()
 
-    def _exchange(
-        self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout: float, keep: bool
-    ) -> tuple[http.client.HTTPResponse, http.client.HTTPConnection]:
-        """Send on this thread's kept-alive connection (a fresh one for a watch, which holds it)."""
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None) if keep else None
-        reused = conn is not None
-        if conn is None:
-            conn = self._open(timeout)
-        else:
-            conn.timeout = timeout
-            if conn.sock is not None:
-                conn.sock.settimeout(timeout)
-        if keep:
-            self._local.conn = None  # held until the response is read
-        try:
-            conn.request(method, url, body=data, headers=headers)
-            return conn.getresponse(), conn
-        except _STALE:
-            conn.close()
-            if not reused:
+    def _roundtrip(self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout: float) -> _Answer:
+        """One request on this thread's kept-alive connection (a fresh one if there is none, or if
+        the kept one turns out closed by the server: then the request is sent once more)."""
+        head = [f"{method} {url} HTTP/1.1", self._host_line, *(f"{k}: {v}" for k, v in headers.items())]
+        if data is not None or method in ("POST", "PUT", "PATCH"):
+            head.append(f"Content-Length: {len(data or b'')}")
+        message = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (data or b"")
+        wire: _Wire | None = getattr(self._local, "conn", None)
+        self._local.conn = None  # held until the answer is read
+        if wire is not None:
+            try:
+                wire.sock.settimeout(timeout)
+                answer = wire.exchange(message, method)
+            except _STALE:
+                wire.close()  # the server closed it while idle: send again on a fresh one
+            except BaseException:
+                wire.close()
                 raise
-        except BaseException:
-            conn.close()
-            raise
-        conn = self._open(timeout)
+            else:
+                self._keep(wire, answer)
+                return answer
+        wire = self._connect(timeout)
         try:
-            conn.request(method, url, body=data, headers=headers)
-            return conn.getresponse(), conn
+            answer = wire.exchange(message, method)
         except BaseException:
-            conn.close()
+            wire.close()
             raise
+        self._keep(wire, answer)
+        return answer
 
-    def _send(
-        self, method: str, path: str, query: dict[str, Any] | None, body: Any, content_type: str, timeout: float, stream: bool
-    ) -> tuple[http.client.HTTPResponse, http.client.HTTPConnection]:
-        url = self._prefix + path + ("?" + urlencode(query) if query else "")
-        data = body if body is None or isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+    def _keep(self, wire: _Wire, answer: _Answer) -> None:
+        if answer.will_close:
+            wire.close()
+        else:
+            self._local.conn = wire
+
+    @property
+    def _host_line(self) -> str:
+        host, port = self._tunnel or self._netloc
+        default = 443 if self._scheme == "https" else 80
+        return f"Host: {host}" if port == default else f"Host: {host}:{port}"
+
+    def _send(self, path: str, query: dict[str, Any], timeout: float) -> tuple[http.client.HTTPResponse, http.client.HTTPConnection]:
+        """Open a watch (on a connection of its own, which it holds while it streams)."""
+        url = self._prefix + path + "?" + urlencode(query)
         attempt = 0
         while True:
             self.limiter.acquire()
             self.requests += 1
+            conn = self._open(timeout)
             try:
-                response, conn = self._exchange(
-                    method, url, data, self._headers(content_type if data is not None else None), timeout, not stream
-                )
+                conn.request("GET", url, headers=self._headers(None))
+                response = conn.getresponse()
             except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out
-                raise RemoteError(0, "ServiceUnavailable", f"{method} {path}: {exc}") from None
+                conn.close()
+                raise RemoteError(0, "ServiceUnavailable", f"GET {path}: {exc}") from None
             if response.status < 400:
                 return response, conn
             payload = _read_rest(response, conn)
-            if not stream and not response.will_close:
-                self._local.conn = conn
-            else:
-                conn.close()
+            conn.close()
             retry_after = response.getheader("Retry-After")
             if attempt < self.max_retries and (response.status == 429 or (response.status >= 500 and retry_after)):
                 attempt += 1
@@ -239,24 +362,31 @@ class Connection:
         content_type: str = "application/json",
     ) -> Any:
         """One request; the decoded JSON body (RemoteError on failure). `body` may be encoded already."""
-        response, conn = self._send(method, path, query, body, content_type, self.timeout, False)
-        try:
-            data = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            conn.close()
-            raise RemoteError(0, "ServiceUnavailable", f"{method} {path}: {exc}") from None
-        if response.will_close:
-            conn.close()
-        else:
-            self._local.conn = conn
-        return json.loads(data) if data else None
+        url = self._prefix + path + ("?" + urlencode(query) if query else "")
+        data = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
+        attempt = 0
+        while True:
+            self.limiter.acquire()
+            self.requests += 1
+            try:
+                answer = self._roundtrip(method, url, data, self._headers(content_type if data is not None else None), self.timeout)
+            except (OSError, ValueError, http.client.HTTPException) as exc:  # refused, reset, timed out, garbled
+                raise RemoteError(0, "ServiceUnavailable", f"{method} {path}: {exc}") from None
+            if answer.status < 400:
+                return orjson.loads(answer.body) if answer.body else None
+            retry_after = answer.headers.get("retry-after")
+            if attempt < self.max_retries and (answer.status == 429 or (answer.status >= 500 and retry_after)):
+                attempt += 1
+                time.sleep(_retry_seconds(retry_after))
+                continue
+            raise _remote_error(answer.status, answer.reason, answer.body)
 
     def stream(
         self, path: str, query: dict[str, Any], read_timeout: float, holder: list[Any] | None = None
     ) -> Iterator[dict[str, Any]]:
         """A watch: its events as they arrive (a stalled stream raises after `read_timeout`). The
         open connection is put in `holder` while it streams, so another thread can end it."""
-        response, conn = self._send("GET", path, {**query, "watch": "true"}, None, "", read_timeout, True)
+        response, conn = self._send(path, {**query, "watch": "true"}, read_timeout)
         if holder is not None:
             holder.append(conn)
         try:
@@ -272,9 +402,9 @@ class Connection:
                 buffer = lines.pop()
                 for line in lines:
                     if line.strip():
-                        yield json.loads(line)
+                        yield orjson.loads(line)
             if buffer.strip():
-                yield json.loads(buffer)
+                yield orjson.loads(buffer)
         finally:
             if holder is not None and conn in holder:
                 holder.remove(conn)
@@ -312,7 +442,7 @@ def _ssl_context(configuration: Any) -> ssl.SSLContext:
 
 def _remote_error(status: int, http_reason: str, payload: bytes) -> RemoteError:
     try:
-        body = json.loads(payload or b"{}")
+        body = orjson.loads(payload or b"{}")
     except ValueError:
         body = {}
     if not isinstance(body, dict):
@@ -774,13 +904,8 @@ class KubernetesCluster(SimulatedCluster):
 
     def bind(self, pod: Any, node: str) -> None:
         """POST the `pods/binding` subresource; the informer then sees the pod bound."""
-        binding = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-        }
-        self._call("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", binding)
+        self._call("POST", *_binding(pod, node))
+
 
     def delete_pod(self, pod: Any) -> None:
         """DELETE with a uid precondition (a pod of the same name created since is left alone)."""
@@ -888,6 +1013,17 @@ class KubernetesCluster(SimulatedCluster):
         except RemoteError as exc:
             raise api_error(str(exc), exc.reason) from None
         self._apply("Pod", "ADDED", {**created, "kind": "Pod"})
+
+
+def _binding(pod: Any, node: str) -> tuple[str, dict[str, Any]]:
+    """The path and body of a pod's `pods/binding` request."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+    return f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", body
 
 
 def _doc_from_key(kind: str, key: str) -> dict[str, Any]:

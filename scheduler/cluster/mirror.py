@@ -18,6 +18,9 @@ Pods come in one of two ways:
 Objects that were in the simulated cluster before the sync are adopted when the live cluster has
 an object of the same name (replaced by the live one); others are left alone. Stopping the sync
 keeps what was mirrored.
+
+A sync resumed after a restart starts from `mirrored` as it was last saved (`known`): the first
+list then copies only what changed since and deletes what the live cluster no longer has.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class LiveMirror:
     applied: int = 0
     failures: int = 0
     last_error: str = ""
+    resumed_with: int = 0  # objects known from before a restart (0: a fresh sync)
     started_at: float = 0.0
     stopped_at: float = 0.0
     synced_at: float = 0.0
@@ -78,8 +82,13 @@ class LiveMirror:
     _thread: threading.Thread | None = None
 
     # ----- lifecycle ------------------------------------------------------------------------------
-    def start(self) -> None:
-        """List every kind in dependency order (namespaces and classes before pods), then watch."""
+    def start(self, known: list[list[str]] | None = None) -> None:
+        """List every kind in dependency order (namespaces and classes before pods), then watch.
+        `known`: `[kind, namespace, name, resourceVersion]` of what a sync stopped by a restart had
+        mirrored (see `snapshot`), diffed against the first list like any relist."""
+        for kind_name, namespace, name, version in known or []:
+            self.mirrored[(kind_name, namespace, name)] = version
+        self.resumed_with = len(self.mirrored)
         self.started_at = time.time()
         for kind in KINDS:
             self.informers.append(
@@ -125,6 +134,11 @@ class LiveMirror:
         self.connection.close()
         self.stopped_at = time.time()
 
+    def snapshot(self) -> list[list[str]]:
+        """What is mirrored now, as `start(known=...)` takes it (on the engine thread, which alone
+        changes it)."""
+        return [[kind, namespace, name, version] for (kind, namespace, name), version in self.mirrored.items()]
+
     @property
     def running(self) -> bool:
         """Whether the sync follows the live cluster."""
@@ -140,6 +154,7 @@ class LiveMirror:
             "state": "running" if self.running and self.synced_at else ("syncing" if self.running else "stopped"),
             "server": self.connection.host,
             "keepBindings": self.keep_bindings,
+            "resumedWith": self.resumed_with,
             "startedAt": format_time(self.started_at) if self.started_at else None,
             "syncedAt": format_time(self.synced_at) if self.synced_at else None,
             "stoppedAt": format_time(self.stopped_at) if self.stopped_at and not self.running else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -65,3 +66,159 @@ def test_refusals_carry_the_status(connection: Connection) -> None:
 )
 def test_retry_after(header: str | None, want: float) -> None:
     assert _retry_seconds(header) == want
+
+
+class ScriptedServer:
+    """A raw TCP server answering each request on a connection with the next scripted bytes (and
+    closing after those marked so), recording what it was sent."""
+
+    def __init__(self, answers: list[tuple[bytes, bool]]) -> None:
+        self.answers = list(answers)
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while self.answers:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn, conn.makefile("rb") as rfile:
+                while self.answers:
+                    head = b""
+                    while not head.endswith(b"\r\n\r\n"):
+                        line = rfile.readline()
+                        if not line:
+                            break
+                        head += line
+                    if not head:
+                        break
+                    length = next(
+                        (
+                            int(v)
+                            for k, _, v in (h.partition(b": ") for h in head.split(b"\r\n"))
+                            if k.lower() == b"content-length"
+                        ),
+                        0,
+                    )
+                    self.requests.append(head + rfile.read(length))
+                    answer, close = self.answers.pop(0)
+                    conn.sendall(answer)
+                    if close:
+                        break
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def scripted(answers: list[tuple[bytes, bool]]) -> tuple[ScriptedServer, Connection]:
+    from kubernetes import client
+
+    server = ScriptedServer(answers)
+    configuration = client.Configuration()
+    configuration.host = server.url
+    return server, Connection(configuration, RateLimiter(0, 1))
+
+
+def test_answers_with_chunks_without_length_and_closing_are_read() -> None:
+    server, connection = scripted(
+        [
+            (
+                b'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\n3\r\n:1}\r\n0\r\n\r\n',
+                False,
+            ),
+            (b'HTTP/1.1 201 Created\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{"b":2}', True),
+            (b'HTTP/1.0 200 OK\r\n\r\n{"c":3}', True),
+        ]
+    )
+    try:
+        assert connection.request("GET", "/api/v1/x") == {"a": 1}
+        assert connection.request("POST", "/api/v1/x", {"n": 1}) == {"b": 2}
+        assert connection._local.conn is None  # the server said it closes
+        assert connection.request("DELETE", "/api/v1/x") == {"c": 3}  # read until the server closed
+        assert server.connections == 2
+        first, second, third = server.requests
+        assert first.startswith(b"GET /api/v1/x HTTP/1.1\r\nHost: 127.0.0.1:") and b"Content-Length" not in first
+        assert (
+            second.startswith(b"POST /api/v1/x HTTP/1.1\r\n")
+            and b"Content-Length: 7\r\n" in second
+            and second.endswith(b'{"n":1}')
+        )
+        assert b"Content-Type: application/json\r\n" in second
+        assert third.startswith(b"DELETE /api/v1/x HTTP/1.1\r\n")
+    finally:
+        server.close()
+
+
+def test_too_many_requests_is_retried_after_the_servers_delay() -> None:
+    server, connection = scripted(
+        [
+            (b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\nContent-Length: 2\r\n\r\n{}", False),
+            (
+                b'HTTP/1.1 500 Internal Server Error\r\nContent-Length: 48\r\n\r\n{"kind":"Status","reason":"x","message":"boom!"}',
+                False,
+            ),
+        ]
+    )
+    try:
+        with pytest.raises(RemoteError) as failed:
+            connection.request("POST", "/api/v1/x", {"n": 1})
+        assert failed.value.code == 500 and str(failed.value) == "boom!"  # a 500 without Retry-After is final
+        assert len(server.requests) == 2 and server.connections == 1
+    finally:
+        server.close()
+
+
+def test_a_garbled_answer_is_a_failure_not_a_crash() -> None:
+    server, connection = scripted([(b"SSH-2.0-OpenSSH\r\n\r\n", True)])
+    try:
+        with pytest.raises(RemoteError) as failed:
+            connection.request("GET", "/api/v1/x")
+        assert failed.value.code == 0 and failed.value.reason == "ServiceUnavailable"
+    finally:
+        server.close()
+
+
+def test_requests_go_through_the_proxys_tunnel(connection: Connection) -> None:
+    from kubernetes import client
+
+    target = connection.host.removeprefix("http://")
+    tunnels: list[bytes] = []
+    proxy = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = proxy.accept()
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            head += conn.recv(1)
+        tunnels.append(head)
+        host, port = target.split(":")
+        upstream = socket.create_connection((host, int(port)))
+        conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+        def pipe(a: socket.socket, b: socket.socket) -> None:
+            while data := a.recv(65536):
+                b.sendall(data)
+
+        threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+        pipe(conn, upstream)
+
+    threading.Thread(target=serve, daemon=True).start()
+    configuration = client.Configuration()
+    configuration.host = connection.host
+    configuration.proxy = f"http://127.0.0.1:{proxy.getsockname()[1]}"
+    proxied = Connection(configuration, RateLimiter(0, 1))
+    try:
+        assert proxied.request("GET", "/api/v1/nodes")["items"] == []
+        assert tunnels == [f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode()]
+    finally:
+        proxied.close()
+        proxy.close()

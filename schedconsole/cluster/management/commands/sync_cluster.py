@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from schedconsole.cluster import sync
 from schedconsole.engine.client import EngineCallError, call
 from schedconsole.profiles.models import AuditEntry
 
@@ -36,12 +37,18 @@ class Command(BaseCommand):
             "inCluster": options["in_cluster"],
             "keepBindings": not options["leave_pending"],
         }
+        was_meant = sync.remember_stopped() if action == "stop" else False
         try:
             result = call({"start": "sync_start", "stop": "sync_stop", "status": "sync_status"}[action], payload if action == "start" else {})
         except EngineCallError as exc:
+            if was_meant:  # no engine, or one whose resume failed: none will start the sync again
+                self.stdout.write(f"the sync was not running ({exc.message}); it will not resume\n")
+                return
             if exc.status == 503:
                 raise CommandError(f"no engine answers ({exc.message}); start the console first (./run.sh)") from exc
             raise CommandError(exc.message) from exc
+        if action == "start":
+            sync.remember_started(payload, "system")
         if action != "status":
             AuditEntry.objects.create(user="system", action=f"cluster.sync.{action}", target=str(result.get("server")), after=result)
         self.stdout.write(json.dumps(result, indent=2) + "\n" if result is not None else "no sync was started\n")

@@ -1,0 +1,58 @@
+"""The continuous sync's persisted intent: started from the page or `sync_cluster`, it survives
+the engine, so a restarted engine (or a new leader) resumes it; stopped, it stays stopped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from schedconsole.cluster.models import ClusterSync
+
+ROW = 1
+
+
+def intent() -> ClusterSync | None:
+    """The sync last asked for, if any."""
+    return ClusterSync.objects.filter(pk=ROW).first()
+
+
+def remember_started(payload: dict[str, Any], user: str) -> None:
+    """A sync was started with `payload` (the `sync_start` op's): resume it after a restart."""
+    ClusterSync.objects.update_or_create(
+        pk=ROW,
+        defaults={
+            "running": True,
+            "kubeconfig": str(payload.get("kubeconfig") or ""),
+            "context": str(payload.get("context") or ""),
+            "in_cluster": bool(payload.get("inCluster")),
+            "keep_bindings": bool(payload.get("keepBindings", True)),
+            "started_by": user,
+            "started_at": timezone.now(),
+            "stopped_at": None,
+            "mirrored": [],
+            "saved_at": None,
+            "resumed_at": None,
+            "resume_error": "",
+        },
+    )
+
+
+def remember_stopped() -> bool:
+    """The sync was stopped: an engine starting later leaves it stopped. Whether one was running."""
+    return bool(ClusterSync.objects.filter(pk=ROW, running=True).update(running=False, stopped_at=timezone.now(), mirrored=[]))
+
+
+def save_mirrored(mirrored: list[list[str]]) -> None:
+    """What the running sync has copied so far (written only while the sync is meant to run)."""
+    ClusterSync.objects.filter(pk=ROW, running=True).update(mirrored=mirrored, saved_at=timezone.now())
+
+
+def note_resumed(error: str = "") -> None:
+    """An engine started and resumed the sync (or could not: `error`)."""
+    ClusterSync.objects.filter(pk=ROW).update(resumed_at=timezone.now(), resume_error=error)
+
+
+def start_payload(row: ClusterSync) -> dict[str, Any]:
+    """The `sync_start` op's payload that starts the sync `row` remembers."""
+    return {"kubeconfig": row.kubeconfig, "context": row.context, "inCluster": row.in_cluster, "keepBindings": row.keep_bindings}
