@@ -213,6 +213,9 @@ LIVE_CLIENT_RATE = env_int("SCHEDCONSOLE_LIVE_CLIENT_RATE", 5, minimum=0)
 # another waits. 1 ms (CPython's default is 5): a request the engine answers is not held up behind a
 # busy event loop, and the engine scheduled ~4% more pods a second than at 5 ms in the console benchmark.
 SWITCH_INTERVAL_MS = env_int("SCHEDCONSOLE_SWITCH_INTERVAL_MS", 1, minimum=1)
+# Embedded: console jobs (background imports, benchmarks) run at once; more wait queued. In production
+# the task worker's own concurrency (celery --concurrency) bounds them.
+JOBS_CONCURRENCY = env_int("SCHEDCONSOLE_JOBS_CONCURRENCY", 2, minimum=1)
 # The Kubernetes-compatible API under /k8s (and the cluster backends).
 K8S_WATCH_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_K8S_WATCH_TIMEOUT", 1800, minimum=1)
 K8S_BOOKMARK_SECONDS = env_int("SCHEDCONSOLE_K8S_BOOKMARK_SECONDS", 5, minimum=1)

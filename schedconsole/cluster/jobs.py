@@ -10,6 +10,7 @@ simulated cluster's objects written to a temporary file.
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
 import tempfile
@@ -51,11 +52,46 @@ def job_json(job: Job) -> dict[str, Any]:
             "created": job.created.isoformat().replace("+00:00", "Z"), "updated": job.updated.isoformat().replace("+00:00", "Z")}
 
 
+class _Runners:
+    """Embedded: at most `settings.JOBS_CONCURRENCY` jobs run at once, the rest wait `queued` in
+    order (a thread per job let a burst of requests start a benchmark process each, all at once).
+    Daemon threads: stopping the console does not wait for a benchmark to end."""
+
+    def __init__(self) -> None:
+        self.waiting: queue.Queue[tuple[int, str]] = queue.Queue()
+        self.threads: list[threading.Thread] = []
+        self.lock = threading.Lock()
+
+    def submit(self, job_id: int, text: str) -> None:
+        self.waiting.put((job_id, text))
+        with self.lock:
+            self.threads = [t for t in self.threads if t.is_alive()]
+            if len(self.threads) < settings.JOBS_CONCURRENCY:
+                thread = threading.Thread(target=self._work, name="schedconsole-jobs", daemon=True)
+                thread.start()
+                self.threads.append(thread)
+
+    def _work(self) -> None:
+        while True:
+            try:
+                job_id, text = self.waiting.get(timeout=5.0)
+            except queue.Empty:
+                with self.lock:  # idle: leave (a later submit starts a runner again)
+                    if self.waiting.empty():
+                        self.threads.remove(threading.current_thread())
+                        return
+                continue
+            run(job_id, text)
+
+
+_runners = _Runners()
+
+
 def start(kind: str, params: dict[str, Any], user: str, text: str = "") -> Job:
-    """Create the job and hand it to a task worker (or, embedded, a thread)."""
+    """Create the job and hand it to a task worker (or, embedded, a runner thread of this process)."""
     job = Job.objects.create(kind=kind, params=params, user=user)
     if settings.EMBEDDED:
-        threading.Thread(target=run, args=(job.pk, text), name=f"schedconsole-job-{job.pk}", daemon=True).start()
+        _runners.submit(job.pk, text)
     else:
         from schedconsole.cluster.tasks import run_job
 

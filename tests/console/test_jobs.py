@@ -70,3 +70,34 @@ def test_a_benchmark_on_a_scratch_copy_schedules_the_copy_not_the_cluster(engine
     assert api.get("/api/pods/default/waits-here/").json()["node"] is None
     assert Job.objects.get(pk=job["id"]).params == {"workload": "cluster-copy"}
     json.dumps(job)
+
+
+def test_embedded_jobs_run_at_most_the_concurrency_at_once_in_order(monkeypatch, settings) -> None:
+    # A thread per job let a burst of requests (the schema fuzzer's, here) start dozens of
+    # benchmark processes at once.
+    import threading
+    import time
+
+    from schedconsole.cluster import jobs
+
+    settings.EMBEDDED, settings.JOBS_CONCURRENCY = True, 2
+    running, most, order = [0], [0], []
+    lock = threading.Lock()
+
+    def run(job_id: int, text: str = "") -> None:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            order.append(job_id)
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+
+    monkeypatch.setattr(jobs, "run", run)
+    runners = jobs._Runners()
+    for job_id in range(1, 9):
+        runners.submit(job_id, "")
+    wait_for(lambda: len(order) == 8 and running[0] == 0, timeout=10)
+    assert most[0] == 2
+    assert sorted(order[:2]) == [1, 2] and sorted(order) == list(range(1, 9))
+    assert len(runners.threads) <= 2
