@@ -1,8 +1,8 @@
 """Routes: pages, the console API, Koordinator's routes, health and metrics."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.views import LogoutView
-from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
@@ -41,7 +41,8 @@ urlpatterns = [
     path("metrics", koord.metrics),
     path("healthz", koord.healthz),
     # Pages link the icon themselves; this answers browsers asking on pages that do not (the admin's).
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    # The plain name, not the manifest's (looked up at import, a missing entry would break every route).
+    path("favicon.ico", RedirectView.as_view(url=f"{settings.STATIC_URL}favicon.svg", permanent=True)),
     path("readyz", koord.readyz),
 ]
 
