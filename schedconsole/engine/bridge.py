@@ -839,11 +839,67 @@ def score_table(entry: dict[str, Any]) -> tuple[dict[str, dict[str, int]], dict[
     return scores, totals
 
 
-def live_message(record: AttemptRecord) -> dict[str, Any]:
+@dataclass(slots=True, eq=False)
+class LiveRecord:
+    """What the live view sends of an attempt, without the attempt's per-node arrays. Websocket
+    clients' buffers hold hundreds of attempts at a time; holding the full records (their score and
+    filter arrays) made the engine itself slower: keeping the last 300 cost it 5-13% per pod, in
+    memory it could no longer reuse while warm."""
+
+    at: float
+    pod: str
+    profile: str
+    outcome: str
+    node: str | None
+    feasible_nodes: int
+    timings: dict[str, float]
+    plugin_timings: dict[str, dict[str, float]] | None
+    scores: list[dict[str, Any]]  # the top-N rows (N = debugTopNScores), as `attempt_message` sends them
+    filter: dict[str, dict[str, Any]] | None  # every node's failure, when debugFilterFailure was on
+
+
+def live_record(record: AttemptRecord, row: dict[str, Any] | None = None) -> LiveRecord:
+    """The live view's part of a record. The top-N rows come from the history row's score table
+    (`record_row`, the same columns in the same order) when it holds enough of them, else from the
+    record's arrays."""
+    n = record.debug_top_n
+    scores: list[dict[str, Any]] = []
+    so = record.score_outcome
+    if n > 0 and so is not None and so.plugins:
+        table = row.get("scoreTable") if row is not None else None
+        if table is not None and len(table["rows"]) >= min(n, len(so.positions)):
+            plugins, weights = table["plugins"], so.weights
+            scores = [
+                {"node": node, "total": total, "plugins": {p: v * w for p, v, w in zip(plugins, values, weights, strict=True)}}
+                for node, total, values in table["rows"][:n]
+            ]
+        else:
+            scores = record.debug_rows()
+    failures = record.filter_failures() if record.debug_filter_failure else None
+    return LiveRecord(
+        record.at, record.pod, record.profile, record.outcome, record.node, record.feasible_nodes, record.timings, record.plugin_timings, scores, failures
+    )
+
+
+def live_message(record: AttemptRecord | LiveRecord) -> dict[str, Any]:
     """The websocket message of one attempt (DESIGN section 6), with the milliseconds each
     extension point took (`timings`) for the live page's latency column, and in attempts timed per
     plugin (every `Engine.plugin_timing_every`th) each plugin's per extension point (`pluginTimings`)."""
-    message = attempt_message(record)
+    if isinstance(record, LiveRecord):
+        message: dict[str, Any] = {
+            "type": "attempt",
+            "at": format_time(record.at),
+            "profile": record.profile,
+            "pod": record.pod,
+            "outcome": record.outcome,
+            "node": record.node,
+            "feasibleNodes": record.feasible_nodes,
+            "scores": record.scores,
+        }
+        if record.filter is not None:
+            message["filter"] = record.filter
+    else:
+        message = attempt_message(record)
     message["timings"] = {point: round(seconds * 1000, 3) for point, seconds in record.timings.items()}
     if record.plugin_timings:  # a sampled attempt: milliseconds per plugin and extension point
         message["pluginTimings"] = {
@@ -873,11 +929,13 @@ __all__ = [
     "Engine",
     "FieldError",
     "Hooks",
+    "LiveRecord",
     "NotFound",
     "Record",
     "check_config",
     "default_config_document",
     "live_message",
+    "live_record",
     "load_objects",
     "parse_config_text",
     "parse_documents",

@@ -243,10 +243,9 @@ class EngineHost:
 
     # ----- hooks from the engine -------------------------------------------------------------------
     def _on_record(self, record: bridge.Record, update: bool) -> None:
-        if self.store is not None:
-            self.store.put_record(record, update)
+        row = self.store.put_record(record, update) if self.store is not None else None
         if self.live is not None and not update:
-            self.live.put(record)
+            self.live.put(record, row)
 
     def _on_bind(self, uid: str, pod: str, node: str, apply: Callable[[], None]) -> None:
         assert self.store is not None

@@ -105,15 +105,17 @@ class Store:
         """Store a binding; `acknowledge` runs on the engine thread once it is committed."""
         self._pending.append(_Bind(uid, pod, node, time.time(), acknowledge))
 
-    def put_record(self, record: bridge.Record, update: bool) -> None:
+    def put_record(self, record: bridge.Record, update: bool) -> dict[str, Any]:
         """Store an attempt (or its later update). Its row and JSON are made here, on the engine
         thread, while the record is fresh in this core's cache: made on the store's thread, the same
         work cost the engine more (the two threads pass the interpreter lock and the record's objects
-        between cores), measured with benchmarks/console_bench.py."""
+        between cores), measured with benchmarks/console_bench.py. Returns the row (the live view
+        takes its top-N scores from it)."""
         row = bridge.record_row(record, self._score_nodes, self._filter_nodes)
         columns = (row["at"], row["pod"], row["uid"], row["profile"], row["attempt"], row["outcome"], row["node"] or "", row["nominatedNode"] or "",
                    row["message"], row["feasibleNodes"])
         self._pending.append(_Record(bridge.record_key(record), update, columns, _json(row)))
+        return row
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until everything queued so far is committed."""

@@ -32,7 +32,7 @@ class LivePublisher:
     """Sends attempt messages to the channel layer off the engine thread."""
 
     def __init__(self) -> None:
-        self._pending: deque[bridge.Record] = deque()
+        self._pending: deque[bridge.LiveRecord] = deque()
         self._stopping = False
         self._embedded = bool(settings.EMBEDDED)
         self._thread = threading.Thread(target=self._run, name="schedconsole-live", daemon=True)
@@ -51,14 +51,15 @@ class LivePublisher:
         self._stopping = True
         self._thread.join(5)
 
-    def put(self, record: bridge.Record) -> None:
-        """Called on the engine thread: never waits; drops (and counts) when far behind."""
+    def put(self, record: bridge.Record, row: dict[str, Any] | None = None) -> None:
+        """Called on the engine thread: never waits; drops (and counts) when far behind. Keeps only
+        the live view's part of the record (`bridge.live_record`; `row`: its history row, if made)."""
         if self._embedded and local_hub_loop() is None:
             return  # embedded and no websocket client: nobody to tell
         if len(self._pending) >= MAX_QUEUED:
             self.dropped += 1
             return
-        self._pending.append(record)
+        self._pending.append(bridge.live_record(record, row))
 
     def _listened(self) -> bool:
         """Production: whether any web process's hub is in the group (it is while it has clients);
@@ -100,7 +101,7 @@ class LivePublisher:
         finally:
             loop.close()
 
-    def _send(self, loop: asyncio.AbstractEventLoop, layer: Any, batch: list[bridge.Record]) -> None:
+    def _send(self, loop: asyncio.AbstractEventLoop, layer: Any, batch: list[bridge.LiveRecord]) -> None:
         dropped, self.dropped = self.dropped, 0
         try:
             if self._embedded:

@@ -166,3 +166,26 @@ async def test_rate_cap_coalesces_into_missed() -> None:
     task.cancel()
     assert [m["pod"] for m in sent[:5]] == [f"default/p{i}" for i in range(5)]
     assert len(sent) == 10
+
+
+@pytest.mark.parametrize("score_nodes", [0, 2, 10], ids=["no-history-table", "history-table-shorter-than-top-n", "history-table"])
+def test_a_live_record_sends_what_the_full_record_would(start_engine, score_nodes: int) -> None:
+    # The live view keeps a slim copy of each attempt (its top-N rows taken from the history row when
+    # that holds enough of them); the message must not change.
+    from schedconsole.engine import bridge
+
+    nodes = [*SMALL_CLUSTER, *({**n, "metadata": {**n["metadata"], "name": f"{n['metadata']['name']}-2"}} for n in SMALL_CLUSTER)]
+    pods = [pod(f"l{i}", cpu=f"{100 + 150 * i}m") for i in range(6)] + [pod("too-big", cpu="64")]
+    host = start_engine(nodes + pods, TWO_PROFILES, run=False)
+    engine, records = host.engine, []
+    engine.scheduler.listeners.append(records.append)
+    flags = [(0, "false"), (3, "false"), (5, "true"), (20, "false")]
+    for i in range(len(pods)):  # one pod under each setting in turn
+        engine.set_debug_flags(*flags[i % len(flags)])
+        assert engine.scheduler.schedule_one() is not None
+    assert len(records) == len(pods)
+    assert any(r.debug_top_n >= 3 for r in records) and any(r.debug_filter_failure for r in records)
+    for record in records:
+        row = bridge.record_row(record, score_nodes, 100)
+        assert bridge.live_message(bridge.live_record(record, row)) == bridge.live_message(record)
+        assert bridge.live_message(bridge.live_record(record)) == bridge.live_message(record)
