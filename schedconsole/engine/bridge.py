@@ -38,6 +38,8 @@ from scheduler.records import AttemptRecord
 from scheduler.scheduler import Scheduler
 
 Record = AttemptRecord
+# Deleted pods and scheduler Events a long-running engine keeps (the newest).
+HISTORY_LIMIT = 10000
 RESOURCE_NAMES = {"cpu": "MilliCPU", "memory": "Memory", "ephemeral-storage": "EphemeralStorage", "pods": "AllowedPodNumber"}
 
 
@@ -225,6 +227,7 @@ class Engine:
         """A started engine over `objects` with the profiles of `config_document`."""
         config = check_config(config_document)
         cluster = SimulatedCluster.from_objects(objects, clock or Clock())
+        cluster.history_limit = HISTORY_LIMIT  # the console runs for days: deleted pods and events are bounded
         scheduler = cls._new_scheduler(config, cluster, seed, debug_top_n, debug_filter_failure, None)
         engine = cls(cluster, scheduler, config_document, hooks, seed)
         cluster.watch(engine._on_event)

@@ -180,6 +180,7 @@ class APIServer:
     pod_index: dict[tuple[str, str], str] = field(default_factory=dict)
     terminating: dict[str, float] = field(default_factory=dict)
     events_seen: int = 0
+    event_keys: deque[Key] = field(default_factory=deque)  # scheduler Events, oldest first
 
     def __post_init__(self) -> None:
         self.rv = self.floor = int(time.time() * 1000)
@@ -254,7 +255,8 @@ class APIServer:
 
     def _sync_events(self) -> None:
         recorded = self.cluster.events
-        for event in recorded[self.events_seen :]:
+        # Positions count from the first event ever recorded; the cluster may have let old ones go.
+        for event in recorded[max(0, self.events_seen - self.cluster.events_dropped) :]:
             namespace, _, name = event.object.rpartition("/")
             namespace = namespace or "default"
             stamp = format_time(event.at)
@@ -274,7 +276,19 @@ class APIServer:
             key = ("Event", namespace, ev_name)
             self.docs[key] = doc
             self._record("Event", "ADDED", namespace, ev_name, None, doc)
-        self.events_seen = len(recorded)
+            self.event_keys.append(key)
+        self.events_seen = self.cluster.events_dropped + len(recorded)
+        self._expire_events()
+
+    def _expire_events(self) -> None:
+        """Keep the newest `cluster.history_limit` scheduler Events, as kube-apiserver lets events go
+        after `--event-ttl`: older ones are deleted (watchers see DELETED)."""
+        limit = self.cluster.history_limit
+        while limit is not None and len(self.event_keys) > limit:
+            key = self.event_keys.popleft()
+            old = self.docs.pop(key, None)
+            if old is not None:  # not deleted through the API meanwhile
+                self._record("Event", "DELETED", key[1], key[2], old, None)
 
     # ----- rendering -----------------------------------------------------------------------------
     def _render(self, res: Resource, obj: Any, rv: int | None) -> dict[str, Any]:

@@ -833,7 +833,7 @@ class KubernetesCluster(SimulatedCluster):
                 uid = (doc.get("metadata") or {}).get("uid") or self._uid_of(namespace, name)
                 old = self.pods.pop(uid, None) if uid else None
                 if old is not None:
-                    self.deleted[old.uid] = old
+                    self.remember_deleted(old)
                     self._emit(WatchEvent("Pod", "DELETED", old, None))
                 return
             pod = parsed if parsed is not None else parse_pod(doc, f"pods/{key}")

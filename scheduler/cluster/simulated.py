@@ -6,6 +6,7 @@ Objects are replaced, never mutated, so a plugin holding an old object keeps a c
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -90,6 +91,11 @@ class SimulatedCluster:
     deleted: dict[str, Pod] = field(default_factory=dict)
     events: list[RecordedEvent] = field(default_factory=list)
     record_events: bool = True
+    # A long-running host (the console) keeps at most this many deleted pods and recorded events,
+    # the newest (a finite `simulate` or `bench` run keeps all: None). `events_dropped` counts the
+    # events let go, so a reader that remembers a position in `events` can go on from it.
+    history_limit: int | None = None
+    events_dropped: int = 0
     faults: FaultInjector | None = None
     # Called with (pod, node, apply) instead of binding at once: a host that must store a binding
     # before anyone sees it calls `apply` after the write commits (the API server's etcd write).
@@ -421,8 +427,16 @@ class SimulatedCluster:
         old = self.pods.pop(pod.uid, None)
         if old is None:
             raise NotFoundError(f'pods "{pod.name}" not found')
-        self.deleted[old.uid] = old
+        self.remember_deleted(old)
         self._emit(WatchEvent("Pod", "DELETED", old, None))
+
+    def remember_deleted(self, pod: Pod) -> None:
+        """Keep a deleted pod (what a run's report reads), the newest `history_limit` of them."""
+        self.deleted[pod.uid] = pod
+        limit = self.history_limit
+        if limit is not None and len(self.deleted) > limit + limit // 4:  # trimmed in steps, not per pod
+            for uid in list(itertools.islice(self.deleted, len(self.deleted) - limit)):
+                del self.deleted[uid]
 
     def set_pod_phase(self, pod: Pod, phase: str) -> Pod:
         """Update status.phase, as the kubelet does when a pod's containers finish.
@@ -473,6 +487,11 @@ class SimulatedCluster:
         """Record a Kubernetes Event."""
         if self.record_events:
             self.events.append(RecordedEvent(self.clock.now(), type_, reason, obj, message))
+            limit = self.history_limit
+            if limit is not None and len(self.events) > limit + limit // 4:
+                drop = len(self.events) - limit
+                del self.events[:drop]
+                self.events_dropped += drop
 
 
 def _implicit_namespace(name: str) -> Namespace:

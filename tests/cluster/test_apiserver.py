@@ -143,3 +143,28 @@ def test_graceful_delete_then_gone() -> None:
     api.tick()
     code, _ = api.handle({"verb": "get", "version": "v1", "resource": "pods", "namespace": "default", "name": "p"})
     assert code == 404
+
+
+def test_a_long_running_cluster_keeps_the_newest_events_and_deleted_pods() -> None:
+    # The console runs for days: every Scheduled or FailedScheduling event and every deleted pod
+    # used to be kept forever (a finite simulate or bench run keeps all: no limit).
+    api = _api()
+    cluster = api.cluster
+    cluster.history_limit = 8
+    events = find_resource("", "v1", "events")
+    assert PODS is not None and events is not None
+    start = int(api.list(events, "default")["metadata"]["resourceVersion"])
+    for i in range(30):
+        cluster.record("Normal", "Scheduled", f"default/p{i}", f"assigned p{i}")
+        if i % 7 == 0:
+            api.tick()  # the API server takes in new events now and then
+        pod = api.create(PODS, "default", _pod(f"p{i}"))
+        api.delete(PODS, "default", pod["metadata"]["name"])
+    api.tick()
+    assert len(cluster.events) <= 10 and cluster.events_dropped + len(cluster.events) == 30
+    assert cluster.events[-1].object == "default/p29"
+    assert len(cluster.deleted) <= 10 and any(p.name == "p29" for p in cluster.deleted.values())
+    kept = api.list(events, "default")["items"]
+    assert sorted(e["involvedObject"]["name"] for e in kept) == sorted(f"p{i}" for i in range(22, 30))
+    watched = api.watch(events, "default", start)["events"]
+    assert [e["type"] for e in watched].count("ADDED") == 30 and [e["type"] for e in watched].count("DELETED") == 22
