@@ -860,6 +860,19 @@ class LiveRecord:
     scores: list[dict[str, Any]]  # the top-N rows (N = debugTopNScores), as `attempt_message` sends them
     filter: dict[str, dict[str, Any]] | None  # every node's failure, when debugFilterFailure was on
 
+    @property
+    def debug_filter_failure(self) -> bool:
+        """Whether debugFilterFailure was on for the attempt."""
+        return self.filter is not None
+
+    def debug_rows(self) -> list[dict[str, Any]]:
+        """The top-N rows."""
+        return self.scores
+
+    def filter_failures(self) -> dict[str, dict[str, Any]]:
+        """Every node's failure (debugFilterFailure), else nothing."""
+        return self.filter or {}
+
 
 def live_record(record: AttemptRecord, row: dict[str, Any] | None = None) -> LiveRecord:
     """The live view's part of a record. The top-N rows come from the history row's score table
@@ -888,21 +901,7 @@ def live_message(record: AttemptRecord | LiveRecord) -> dict[str, Any]:
     """The websocket message of one attempt (DESIGN section 6), with the milliseconds each
     extension point took (`timings`) for the live page's latency column, and in attempts timed per
     plugin (every `Engine.plugin_timing_every`th) each plugin's per extension point (`pluginTimings`)."""
-    if isinstance(record, LiveRecord):
-        message: dict[str, Any] = {
-            "type": "attempt",
-            "at": format_time(record.at),
-            "profile": record.profile,
-            "pod": record.pod,
-            "outcome": record.outcome,
-            "node": record.node,
-            "feasibleNodes": record.feasible_nodes,
-            "scores": record.scores,
-        }
-        if record.filter is not None:
-            message["filter"] = record.filter
-    else:
-        message = attempt_message(record)
+    message = attempt_message(record)
     message["timings"] = {point: round(seconds * 1000, 3) for point, seconds in record.timings.items()}
     if record.plugin_timings:  # a sampled attempt: milliseconds per plugin and extension point
         message["pluginTimings"] = {

@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from scheduler.api.fields import format_time
 
@@ -185,7 +185,29 @@ def record_filter(
     return accept
 
 
-def attempt_message(record: AttemptRecord) -> dict[str, Any]:
+class AttemptView(Protocol):
+    """What `attempt_message` reads of an attempt: an AttemptRecord, or a slim copy of one kept
+    while a live view's clients may still be sent it."""
+
+    at: float
+    profile: str
+    pod: str
+    outcome: str
+    node: str | None
+    feasible_nodes: int
+
+    @property
+    def debug_filter_failure(self) -> bool:
+        """Whether debugFilterFailure was on for the attempt."""
+
+    def debug_rows(self) -> list[dict[str, Any]]:
+        """The top-N rows (N = debugTopNScores at the time of the attempt)."""
+
+    def filter_failures(self) -> dict[str, dict[str, Any]]:
+        """Every node that failed a filter: its first failing plugin, code and reasons."""
+
+
+def attempt_message(record: AttemptView) -> dict[str, Any]:
     """The websocket message of one attempt (DESIGN section 6), with its top-N rows."""
     message: dict[str, Any] = {
         "type": "attempt",
@@ -202,4 +224,4 @@ def attempt_message(record: AttemptRecord) -> dict[str, Any]:
     return message
 
 
-__all__ = ["DEFAULT_BUFFER", "Missed", "Publisher", "Subscription", "attempt_message", "record_filter"]
+__all__ = ["DEFAULT_BUFFER", "AttemptView", "Missed", "Publisher", "Subscription", "attempt_message", "record_filter"]
