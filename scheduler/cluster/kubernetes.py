@@ -345,12 +345,11 @@ class Connection:
                 return response, conn
             payload = _read_rest(response, conn)
             conn.close()
-            retry_after = response.getheader("Retry-After")
-            if attempt < self.max_retries and (response.status == 429 or (response.status >= 500 and retry_after)):
-                attempt += 1
-                time.sleep(_retry_seconds(retry_after))
-                continue
-            raise _remote_error(response.status, response.reason, payload)
+            wait = self._retry_wait(response.status, response.getheader("Retry-After"), attempt)
+            if wait is None:
+                raise _remote_error(response.status, response.reason, payload)
+            attempt += 1
+            time.sleep(wait)
 
     def request(
         self,
@@ -374,12 +373,18 @@ class Connection:
                 raise RemoteError(0, "ServiceUnavailable", f"{method} {path}: {exc}") from None
             if answer.status < 400:
                 return orjson.loads(answer.body) if answer.body else None
-            retry_after = answer.headers.get("retry-after")
-            if attempt < self.max_retries and (answer.status == 429 or (answer.status >= 500 and retry_after)):
-                attempt += 1
-                time.sleep(_retry_seconds(retry_after))
-                continue
-            raise _remote_error(answer.status, answer.reason, answer.body)
+            wait = self._retry_wait(answer.status, answer.headers.get("retry-after"), attempt)
+            if wait is None:
+                raise _remote_error(answer.status, answer.reason, answer.body)
+            attempt += 1
+            time.sleep(wait)
+
+    def _retry_wait(self, status: int, retry_after: str | None, attempt: int) -> float | None:
+        """Seconds to wait before sending a refused request again (429, or a 5xx that says when to
+        retry, at most `max_retries` times), or None to give up."""
+        if attempt < self.max_retries and (status == 429 or (status >= 500 and retry_after)):
+            return _retry_seconds(retry_after)
+        return None
 
     def stream(
         self, path: str, query: dict[str, Any], read_timeout: float, holder: list[Any] | None = None
@@ -904,8 +909,13 @@ class KubernetesCluster(SimulatedCluster):
 
     def bind(self, pod: Any, node: str) -> None:
         """POST the `pods/binding` subresource; the informer then sees the pod bound."""
-        self._call("POST", *_binding(pod, node))
-
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        self._call("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", binding)
 
     def delete_pod(self, pod: Any) -> None:
         """DELETE with a uid precondition (a pod of the same name created since is left alone)."""
@@ -1013,17 +1023,6 @@ class KubernetesCluster(SimulatedCluster):
         except RemoteError as exc:
             raise api_error(str(exc), exc.reason) from None
         self._apply("Pod", "ADDED", {**created, "kind": "Pod"})
-
-
-def _binding(pod: Any, node: str) -> tuple[str, dict[str, Any]]:
-    """The path and body of a pod's `pods/binding` request."""
-    body = {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-    }
-    return f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", body
 
 
 def _doc_from_key(kind: str, key: str) -> dict[str, Any]:

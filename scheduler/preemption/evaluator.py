@@ -18,6 +18,7 @@ would), the asynchronous path resumes later as another task.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import time
 from collections.abc import Callable, Generator
@@ -203,19 +204,10 @@ def fit_error_message(num_all_nodes: int, statuses: dict[str, Status]) -> str:
     counts: dict[str, int] = {}
     # Nodes without a possible victim share one Status object, entered one after another: count
     # runs of the same object, then each run's reasons once.
-    last: Status | None = None
-    run = 0
-    for status in statuses.values():
-        if status is last:
-            run += 1
-            continue
-        if last is not None:
-            for reason in last.reasons:
-                counts[reason] = counts.get(reason, 0) + run
-        last, run = status, 1
-    if last is not None:
-        for reason in last.reasons:
-            counts[reason] = counts.get(reason, 0) + run
+    for _, run in itertools.groupby(statuses.values(), key=id):
+        same = list(run)
+        for reason in same[0].reasons:
+            counts[reason] = counts.get(reason, 0) + len(same)
     absent = num_all_nodes - len(statuses)
     if absent > 0:
         counts[NOT_HELPFUL] = counts.get(NOT_HELPFUL, 0) + absent
