@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from schedconsole.cluster.models import ClusterSync
+from schedconsole.engine.client import EngineCallError, call
 
 ROW = 1
 
@@ -56,3 +57,23 @@ def note_resumed(error: str = "") -> None:
 def start_payload(row: ClusterSync) -> dict[str, Any]:
     """The `sync_start` op's payload that starts the sync `row` remembers."""
     return {"kubeconfig": row.kubeconfig, "context": row.context, "inCluster": row.in_cluster, "keepBindings": row.keep_bindings}
+
+
+def start(payload: dict[str, Any], user: str) -> dict[str, Any]:
+    """Ask the engine to start the sync (EngineCallError if it refuses), then remember it."""
+    result: dict[str, Any] = call("sync_start", payload)
+    remember_started(payload, user)
+    return result
+
+
+def stop() -> tuple[dict[str, Any] | None, str]:
+    """Forget the sync, then ask the engine to stop it: (its status, ""); or (None, why) when a sync
+    was meant to run but no engine runs it (its resume failed, or no engine answers): nothing runs,
+    and now none will resume it. Other refusals raise EngineCallError."""
+    was_meant = remember_stopped()
+    try:
+        return call("sync_stop"), ""
+    except EngineCallError as exc:
+        if not was_meant:
+            raise
+        return None, exc.message

@@ -75,20 +75,15 @@ def sync(request: HttpRequest) -> HttpResponse:
         if action == "start":
             keep = request.POST.get("bindings", "keep") != "pending"
             payload = {"kubeconfig": settings.KUBECONFIG, "context": settings.KUBE_CONTEXT, "inCluster": settings.KUBE_IN_CLUSTER, "keepBindings": keep}
-            result = call("sync_start", payload)
-            sync_intent.remember_started(payload, request.user.get_username())
+            result = sync_intent.start(payload, request.user.get_username())
             messages.success(request, f"Sync from {result['server']} started ({'bindings kept' if keep else 'pods left pending for our engine'}).")
         elif action == "stop":
-            was_meant = sync_intent.remember_stopped()
-            try:
-                result = call("sync_stop")
-            except EngineCallError as exc:
-                if not was_meant:
-                    raise
-                # A sync that could not resume after a restart: nothing runs, and now none will.
-                messages.success(request, f"Sync stopped; it will not resume ({exc.message}).")
+            stopped, why = sync_intent.stop()
+            if stopped is None:  # a sync that could not resume after a restart: now none will
+                messages.success(request, f"Sync stopped; it will not resume ({why}).")
                 AuditEntry.objects.create(user=request.user.get_username(), action="cluster.sync.stop", target="", after={"running": False})
                 return redirect("cluster")
+            result = stopped
             messages.success(request, "Sync stopped; what it mirrored stays.")
         else:
             messages.error(request, f"unknown action {action!r}; expected start or stop")

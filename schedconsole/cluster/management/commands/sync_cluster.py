@@ -37,18 +37,20 @@ class Command(BaseCommand):
             "inCluster": options["in_cluster"],
             "keepBindings": not options["leave_pending"],
         }
-        was_meant = sync.remember_stopped() if action == "stop" else False
         try:
-            result = call({"start": "sync_start", "stop": "sync_stop", "status": "sync_status"}[action], payload if action == "start" else {})
+            if action == "start":
+                result = sync.start(payload, "system")
+            elif action == "stop":
+                result, why = sync.stop()
+                if result is None:  # no engine, or one whose resume failed: none will start it again
+                    self.stdout.write(f"the sync was not running ({why}); it will not resume\n")
+                    return
+            else:
+                result = call("sync_status")
         except EngineCallError as exc:
-            if was_meant:  # no engine, or one whose resume failed: none will start the sync again
-                self.stdout.write(f"the sync was not running ({exc.message}); it will not resume\n")
-                return
             if exc.status == 503:
                 raise CommandError(f"no engine answers ({exc.message}); start the console first (./run.sh)") from exc
             raise CommandError(exc.message) from exc
-        if action == "start":
-            sync.remember_started(payload, "system")
         if action != "status":
             AuditEntry.objects.create(user="system", action=f"cluster.sync.{action}", target=str(result.get("server")), after=result)
         self.stdout.write(json.dumps(result, indent=2) + "\n" if result is not None else "no sync was started\n")
