@@ -158,8 +158,8 @@ async function getJSON(url) {
   return r.json();
 }
 
-function detailTable(headers, rows) {
-  return el("table", { class: "detail-table" }, el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((c) => el("td", {}, c))))));
+function detailTable(headers, rows, cls = "") {
+  return el("table", { class: `detail-table ${cls}`.trim() }, el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", {}, h)))), el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((c) => el("td", {}, c))))));
 }
 
 async function openDetail(pod, at) {
@@ -185,7 +185,7 @@ async function openDetail(pod, at) {
       nodes.length < (a.scoredNodes ?? 0) ? el("p", { class: "muted" }, `The ${nodes.length} highest of ${a.scoredNodes} scored nodes are kept (SCHEDCONSOLE_HISTORY_SCORE_NODES).`) : "",
       nodes.length ? detailTable(["Node", "Total (weighted)", ...plugins.map(short)], nodes.map((n) => [n, totals[n], ...plugins.map((p) => a.scores[n][p])])) : el("p", { class: "muted" }, "No node was scored."),
       el("h3", {}, "Filter"),
-      filter.length ? detailTable(["Node", "Plugin", "Code", "Reasons"], filter.map(([n, f]) => [n, f.plugin, f.code, f.reasons.join("; ")])) : el("p", { class: "muted" }, "Every evaluated node passed."),
+      filter.length ? detailTable(["Node", "Plugin", "Code", "Reasons"], filter.map(([n, f]) => [n, f.plugin, f.code, f.reasons.join("; ")]), "text") : el("p", { class: "muted" }, "Every evaluated node passed."),
       el("p", {}, el("a", { href: `/attempts/${a.id}/` }, "Open the full attempt page")),
     );
   } catch (err) {
