@@ -857,7 +857,12 @@ class LiveRecord:
     feasible_nodes: int
     timings: dict[str, float]
     plugin_timings: dict[str, dict[str, float]] | None
-    scores: list[dict[str, Any]]  # the top-N rows (N = debugTopNScores), as `attempt_message` sends them
+    # The top-N rows (N = debugTopNScores): as `attempt_message` sends them when `weighting` is None,
+    # else the history row's `[node, total, values]` with (plugins, weights) to build them from.
+    # Built when sent: with many clients most attempts are coalesced away, and this runs on the
+    # engine's thread.
+    rows: list[Any]
+    weighting: tuple[list[str], Any] | None
     filter: dict[str, dict[str, Any]] | None  # every node's failure, when debugFilterFailure was on
 
     @property
@@ -867,7 +872,13 @@ class LiveRecord:
 
     def debug_rows(self) -> list[dict[str, Any]]:
         """The top-N rows."""
-        return self.scores
+        if self.weighting is None:
+            return self.rows
+        plugins, weights = self.weighting
+        return [
+            {"node": node, "total": total, "plugins": {p: v * w for p, v, w in zip(plugins, values, weights, strict=True)}}
+            for node, total, values in self.rows
+        ]
 
     def filter_failures(self) -> dict[str, dict[str, Any]]:
         """Every node's failure (debugFilterFailure), else nothing."""
@@ -879,21 +890,18 @@ def live_record(record: AttemptRecord, row: dict[str, Any] | None = None) -> Liv
     (`record_row`, the same columns in the same order) when it holds enough of them, else from the
     record's arrays."""
     n = record.debug_top_n
-    scores: list[dict[str, Any]] = []
+    rows: list[Any] = []
+    weighting = None
     so = record.score_outcome
     if n > 0 and so is not None and so.plugins:
         table = row.get("scoreTable") if row is not None else None
         if table is not None and len(table["rows"]) >= min(n, len(so.positions)):
-            plugins, weights = table["plugins"], so.weights
-            scores = [
-                {"node": node, "total": total, "plugins": {p: v * w for p, v, w in zip(plugins, values, weights, strict=True)}}
-                for node, total, values in table["rows"][:n]
-            ]
+            rows, weighting = table["rows"][:n], (table["plugins"], so.weights)
         else:
-            scores = record.debug_rows()
+            rows = record.debug_rows()
     failures = record.filter_failures() if record.debug_filter_failure else None
     return LiveRecord(
-        record.at, record.pod, record.profile, record.outcome, record.node, record.feasible_nodes, record.timings, record.plugin_timings, scores, failures
+        record.at, record.pod, record.profile, record.outcome, record.node, record.feasible_nodes, record.timings, record.plugin_timings, rows, weighting, failures
     )
 
 
