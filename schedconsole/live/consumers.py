@@ -10,8 +10,9 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.sessions import InstanceSessionWrapper
 from django.conf import settings
+from websockets.protocol import State
 
-from schedconsole.live.hub import ClientBuffer, hub
+from schedconsole.live.hub import ClientBuffer, LiveItem, hub
 
 FILTER_KEYS = ("profile", "namespace", "pod")
 
@@ -28,7 +29,7 @@ class ScoresConsumer(AsyncWebsocketConsumer):
             await self.close(code=4401)
             return
         await self.accept()
-        self.client = ClientBuffer(settings.LIVE_CLIENT_BUFFER, self._send_text, settings.LIVE_CLIENT_RATE)
+        self.client = ClientBuffer(settings.LIVE_CLIENT_BUFFER, self._send_text, settings.LIVE_CLIENT_RATE, self._send_items)
         self.client.task = asyncio.get_running_loop().create_task(self.client.run())
         await hub.join(self.client)
         await self._send_json({"type": "hello", "filters": {}})
@@ -64,6 +65,28 @@ class ScoresConsumer(AsyncWebsocketConsumer):
         # and these frames never carry a session change.
         await self._raw_send({"type": "websocket.send", "text": text})
 
+    async def _send_items(self, items: list[LiveItem]) -> None:
+        """Several messages in one write to the socket when the server is runconsole's (uvicorn's
+        sans-I/O websocket protocol, whose send writes each frame on its own), as frames encoded
+        once for every client (`LiveItem.frame`); else one by one through the server. The client
+        gets the same bytes either way (a test compares them)."""
+        protocol = self._sansio_protocol
+        if protocol is not None and _open_for_frames(protocol):
+            protocol.transport.write(b"".join([item.frame for item in items]))
+            return
+        for item in items:
+            await self._send_text(item.text)
+
+    @cached_property
+    def _sansio_protocol(self) -> Any:
+        """uvicorn's websockets-sansio protocol behind this consumer's send, if that is the server."""
+        protocol = getattr(self._raw_send, "__self__", None)
+        try:
+            from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+        except ImportError:  # pragma: no cover - uvicorn is a dependency
+            return None
+        return protocol if isinstance(protocol, WebSocketsSansIOProtocol) else None
+
     @cached_property
     def _raw_send(self) -> Any:
         send = self.base_send
@@ -72,3 +95,21 @@ class ScoresConsumer(AsyncWebsocketConsumer):
             send = wrapper.real_send
             wrapper = getattr(send, "__self__", None)
         return send
+
+
+def _open_for_frames(protocol: Any) -> bool:
+    """Whether uvicorn's protocol would write a `websocket.send` now without waiting, as one plain
+    frame (the checks its `send` and the websockets protocol's `send_text` make before writing a
+    frame; no extension such as permessage-deflate negotiated)."""
+    conn = protocol.conn
+    return bool(
+        conn.state is State.OPEN
+        and not conn.extensions
+        and not conn.expect_continuation_frame
+        and protocol.writable.is_set()
+        and not protocol.disconnected
+        and protocol.handshake_complete
+        and not protocol.close_sent
+        and protocol.initial_response is None
+        and not protocol.transport.is_closing()
+    )

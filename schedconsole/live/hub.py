@@ -28,14 +28,16 @@ WAKE_GRID_SECONDS = 0.05
 
 
 class LiveItem:
-    """One attempt on its way to clients: what filters read, and its JSON text made on first use."""
+    """One attempt on its way to clients: what filters read, and its JSON text (and websocket frame)
+    made on first use, once for every client."""
 
-    __slots__ = ("_record", "_text", "pod", "profile")
+    __slots__ = ("_frame", "_record", "_text", "pod", "profile")
 
     def __init__(self, pod: str, profile: str, text: str | None = None, record: Any = None) -> None:
         self.pod = pod
         self.profile = profile
         self._text = text
+        self._frame: bytes | None = None
         self._record = record  # an engine record whose message is built only if it is sent
 
     @classmethod
@@ -48,6 +50,11 @@ class LiveItem:
         """From an engine record in this process (the message is built only if it is sent)."""
         return cls(record.pod, record.profile, record=record)
 
+    @classmethod
+    def missed(cls, count: int) -> LiveItem:
+        """The notice that `count` messages were dropped for a client."""
+        return cls("", "", json.dumps({"type": "missed", "count": count}))
+
     @property
     def text(self) -> str:
         """The message's JSON, encoded once for every client."""
@@ -58,23 +65,85 @@ class LiveItem:
             self._record = None
         return self._text
 
+    @property
+    def frame(self) -> bytes:
+        """The message as a server's websocket text frame (RFC 6455: unmasked, unfragmented, no
+        extension), the same bytes for every client."""
+        if self._frame is None:
+            self._frame = text_frame(self.text.encode())
+        return self._frame
+
+
+def text_frame(payload: bytes) -> bytes:
+    """A final, unmasked text frame carrying `payload` (a server's frame, RFC 6455 section 5.2)."""
+    size = len(payload)
+    if size < 126:
+        head = bytes((0x81, size))
+    elif size < 1 << 16:
+        head = bytes((0x81, 126)) + size.to_bytes(2, "big")
+    else:
+        head = bytes((0x81, 127)) + size.to_bytes(8, "big")
+    return head + payload
+
+
+# A client folds the batches offered to it into its buffer once this many are waiting.
+PENDING_BATCHES = 32
+
 
 class ClientBuffer:
-    """One client's bounded queue of messages, with its filter and missed count."""
+    """One client's bounded queue of messages, with its filter and missed count.
 
-    def __init__(self, maxsize: int, send: Callable[[str], Any], rate: float = 0.0) -> None:
+    Offering a batch only keeps a reference to it (the hub offers every batch to every client, 20
+    times a second); the client folds the batches into its buffer when it next sends, or when 32
+    are waiting, keeping the newest `maxsize` that pass its filters and counting the rest missed,
+    as if each had been queued on arrival."""
+
+    def __init__(
+        self, maxsize: int, send: Callable[[str], Any], rate: float = 0.0, send_many: Callable[[list[LiveItem]], Any] | None = None
+    ) -> None:
         self.maxsize = maxsize
         self.rate = rate
-        self.items: deque[LiveItem] = deque(maxlen=maxsize)
-        self.missed = 0
-        self.filters: dict[str, str] = {}
+        self._items: deque[LiveItem] = deque(maxlen=maxsize)
+        self._missed = 0
+        self._filters: dict[str, str] = {}
+        self._pending: list[list[LiveItem]] = []
         self._send = send
+        self._send_many = send_many  # sends several messages at once (one write to the socket), if given
         self._ready = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
+    @property
+    def items(self) -> deque[LiveItem]:
+        """The queued messages, oldest first."""
+        if self._pending:
+            self._fold()
+        return self._items
+
+    @property
+    def missed(self) -> int:
+        """How many messages were dropped since the last notice."""
+        if self._pending:
+            self._fold()
+        return self._missed
+
+    @missed.setter
+    def missed(self, value: int) -> None:
+        self._missed = value
+
+    @property
+    def filters(self) -> dict[str, str]:
+        """Profile, namespace and pod the client asked for (empty: everything)."""
+        return self._filters
+
+    @filters.setter
+    def filters(self, value: dict[str, str]) -> None:
+        if self._pending:
+            self._fold()  # what arrived before the change was filtered by the old filters
+        self._filters = value
+
     def accepts(self, item: LiveItem) -> bool:
         """Whether the attempt passes the client's filters (profile, namespace, pod)."""
-        f = self.filters
+        f = self._filters
         if not f:
             return True
         pod = item.pod
@@ -90,34 +159,57 @@ class ClientBuffer:
         self.offer_batch([LiveItem.of_message(message)])
 
     def offer_batch(self, items: list[LiveItem]) -> None:
-        """Queue a batch in one step (one call per client per batch, not per message)."""
-        kept = [item for item in items if self.accepts(item)] if self.filters else items
-        if not kept:
+        """Queue a batch without waiting (the list is kept as it is: callers must not change it)."""
+        if not items:
             return
-        overflow = len(self.items) + len(kept) - self.maxsize
-        if overflow > 0:
-            self.missed += overflow  # the deque drops its oldest
-        # Only the newest `maxsize` can stay: a batch holds hundreds of attempts, times every client.
-        self.items.extend(kept[-self.maxsize :] if len(kept) > self.maxsize else kept)
+        self._pending.append(items)
+        if len(self._pending) >= PENDING_BATCHES:
+            self._fold()
         self._ready.set()
+
+    def _fold(self) -> None:
+        """Move the waiting batches into the buffer: their newest `maxsize` accepted messages; the
+        accepted ones before those, and the buffer's oldest pushed out by them, count as missed."""
+        pending, self._pending = self._pending, []
+        maxsize = self.maxsize
+        if self._filters:
+            kept = [item for batch in pending for item in batch if self.accepts(item)]
+            accepted = len(kept)
+            kept = kept[-maxsize:]
+        else:
+            accepted = sum(len(batch) for batch in pending)
+            kept = []
+            for batch in reversed(pending):  # only the newest `maxsize` are ever looked at
+                room = maxsize - len(kept)
+                kept[:0] = batch[-room:] if len(batch) > room else batch
+                if len(kept) >= maxsize:
+                    break
+        if not accepted:
+            return
+        overflow = len(self._items) + accepted - maxsize
+        if overflow > 0:
+            self._missed += overflow  # the deque drops its oldest
+        self._items.extend(kept)
 
     def note_missed(self, count: int) -> None:
         """Messages lost before they reached this process count as missed too."""
         if count:
-            self.missed += count
+            self._missed += count
             self._ready.set()
 
     async def run(self) -> None:
         """Send queued messages in order, a missed notice first when some were dropped.
 
         With a rate cap, at most `rate` messages go out per second, and the missed notices (at
-        most one per second, counting everything dropped meanwhile) come on top of them."""
+        most one per second, counting everything dropped meanwhile) come on top of them. What is
+        due at one wake-up goes out together (`send_many`): one write to the socket per client
+        per second, not one per frame."""
         loop = asyncio.get_running_loop()
         window, sent, noticed = loop.time(), 0, False
         while True:
             await self._ready.wait()
             self._ready.clear()
-            while self.items or self.missed:
+            while self.items or self._missed:
                 if self.rate > 0:
                     now = loop.time()
                     if now - window >= 1.0:
@@ -129,15 +221,22 @@ class ClientBuffer:
                         wake = math.ceil((window + 1.0) / WAKE_GRID_SECONDS) * WAKE_GRID_SECONDS
                         await asyncio.sleep(wake - now)
                         continue
-                if self.missed and not (self.rate > 0 and noticed):
-                    count, self.missed = self.missed, 0
+                burst: list[LiveItem] = []
+                if self._missed and not (self.rate > 0 and noticed):
+                    count, self._missed = self._missed, 0
                     noticed = True
-                    await self._send(json.dumps({"type": "missed", "count": count}))
-                    continue
-                if not self.items:
-                    continue
-                sent += 1
-                await self._send(self.items.popleft().text)
+                    burst.append(LiveItem.missed(count))
+                items = self._items
+                room = self.rate - sent if self.rate > 0 else len(items)
+                while items and room > 0:
+                    burst.append(items.popleft())
+                    room -= 1
+                    sent += 1
+                if self._send_many is not None and len(burst) > 1:
+                    await self._send_many(burst)
+                else:
+                    for item in burst:
+                        await self._send(item.text)
 
 
 class Hub:

@@ -143,7 +143,7 @@ async def test_a_batch_larger_than_the_buffer_keeps_its_newest() -> None:
     ids=["none", "namespace", "pod", "profile"],
 )
 def test_filters(filters: dict[str, str], pods: list[str]) -> None:
-    client = ClientBuffer.__new__(ClientBuffer)
+    client = ClientBuffer(1, None)  # type: ignore[arg-type]
     client.filters = filters
     assert [p for p in ("a/x", "b/y") if client.accepts(LiveItem(p, "default-scheduler", "{}"))] == pods
 
@@ -189,3 +189,151 @@ def test_a_live_record_sends_what_the_full_record_would(start_engine, score_node
         row = bridge.record_row(record, score_nodes, 100)
         assert bridge.live_message(bridge.live_record(record, row)) == bridge.live_message(record)
         assert bridge.live_message(bridge.live_record(record)) == bridge.live_message(record)
+
+
+class _Transport:
+    """What uvicorn's protocol writes to, recorded write by write."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def close(self) -> None:
+        pass
+
+
+async def _uvicorn_websocket() -> tuple[Any, _Transport, Any]:
+    """A real uvicorn websockets-sansio protocol (runconsole's server) over a recording transport,
+    handshaken with an app that accepts; returns the protocol, the transport and the app's send."""
+    import uvicorn
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+    from uvicorn.server import ServerState
+
+    sends: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "websocket.accept"})
+        await sends.put(send)
+        await asyncio.Event().wait()
+
+    config = uvicorn.Config(app, ws="websockets-sansio", ws_per_message_deflate=False, lifespan="off", log_level="warning")
+    config.load()
+    protocol = WebSocketsSansIOProtocol(config, ServerState(), {})
+    transport = _Transport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    protocol.data_received(
+        b"GET /ws/scores/ HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    send = await asyncio.wait_for(sends.get(), 5)
+    transport.writes.clear()  # the handshake's answer
+    return protocol, transport, send
+
+
+async def test_a_burst_of_frames_is_one_write_with_the_same_bytes() -> None:
+    # A client's messages due at one wake-up go out in one write on runconsole's server, as frames
+    # encoded once for every client; the client must get exactly the bytes uvicorn's own send
+    # would have written one by one (payloads of each of the three length encodings).
+    from schedconsole.live.consumers import ScoresConsumer
+
+    texts = [json.dumps({"type": "missed", "count": 7})] + [json.dumps(_attempt(i)) for i in range(3)]
+    texts += ["é ✓ non-ASCII", "x" * 125, "y" * 126, "z" * 65535, "w" * 65536, ""]
+    protocol, transport, send = await _uvicorn_websocket()
+    consumer = ScoresConsumer()
+    consumer.base_send = send
+    assert consumer._sansio_protocol is protocol
+    await consumer._send_items([LiveItem("", "", text) for text in texts])
+    assert len(transport.writes) == 1
+    batched = transport.writes[0]
+    transport.writes.clear()
+    for text in texts:
+        await send({"type": "websocket.send", "text": text})
+    assert len(transport.writes) == len(texts)
+    assert batched == b"".join(transport.writes)
+
+
+async def test_a_burst_goes_through_the_server_when_the_connection_is_closing() -> None:
+    from schedconsole.live.consumers import ScoresConsumer
+
+    protocol, transport, send = await _uvicorn_websocket()
+    consumer = ScoresConsumer()
+    consumer.base_send = send
+    protocol.close_sent = True  # uvicorn's send refuses frames now; the burst must not write them
+    with pytest.raises(RuntimeError):
+        await consumer._send_items([LiveItem("", "", "a"), LiveItem("", "", "b")])
+    assert transport.writes == []
+
+
+async def test_a_burst_without_the_sansio_server_sends_one_by_one() -> None:
+    from schedconsole.live.consumers import ScoresConsumer
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    consumer = ScoresConsumer()
+    consumer.base_send = send
+    assert consumer._sansio_protocol is None
+    await consumer._send_items([LiveItem("", "", t) for t in ("a", "b", "c")])
+    assert [m["text"] for m in sent] == ["a", "b", "c"]
+
+
+async def test_a_rate_capped_client_sends_its_second_as_one_burst() -> None:
+    single: list[str] = []
+    bursts: list[list[str]] = []
+
+    async def send(text: str) -> None:
+        single.append(text)
+
+    async def send_many(items: list[LiveItem]) -> None:
+        bursts.append([item.text for item in items])
+
+    client = ClientBuffer(4, send, rate=5, send_many=send_many)
+    for i in range(10):
+        client.offer(_attempt(i))
+    task = asyncio.get_running_loop().create_task(client.run())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    assert single == []
+    assert [[json.loads(t).get("pod", t) for t in burst] for burst in bursts] == [
+        ['{"type": "missed", "count": 6}', "default/p6", "default/p7", "default/p8", "default/p9"]
+    ]
+
+
+@pytest.mark.parametrize("filters", [{}, {"namespace": "a"}], ids=["unfiltered", "filtered"])
+@pytest.mark.parametrize("sizes", [[3], [1, 1, 1, 1, 1], [7, 0, 2], [40] * 3, [1] * 40, [2, 9, 1, 5]])
+def test_batches_fold_as_if_each_message_was_queued_on_arrival(filters: dict[str, str], sizes: list[int]) -> None:
+    # The client keeps offered batches by reference and folds them later; the buffer and the missed
+    # count must be those of queueing every message one by one as it came.
+    lazy, eager = ClientBuffer(4, None), ClientBuffer(4, None)  # type: ignore[arg-type]
+    lazy.filters = eager.filters = filters
+    n = 0
+    for size in sizes:
+        batch = [LiveItem(f"{'ab'[(n + i) % 2]}/p{n + i}", "default-scheduler", "{}") for i in range(size)]
+        n += size
+        lazy.offer_batch(batch)
+        for item in batch:
+            if eager.accepts(item):
+                if len(eager._items) == eager.maxsize:
+                    eager._missed += 1
+                eager._items.append(item)
+    assert [item.pod for item in lazy.items] == [item.pod for item in eager._items]
+    assert lazy.missed == eager._missed
+
+
+def test_a_filter_change_applies_to_what_arrives_after_it() -> None:
+    client = ClientBuffer(10, None)  # type: ignore[arg-type]
+    client.offer_batch([LiveItem("a/x", "default-scheduler", "{}"), LiveItem("b/y", "default-scheduler", "{}")])
+    client.filters = {"namespace": "b"}
+    client.offer_batch([LiveItem("a/z", "default-scheduler", "{}"), LiveItem("b/w", "default-scheduler", "{}")])
+    assert [item.pod for item in client.items] == ["a/x", "b/y", "b/w"]
