@@ -667,6 +667,9 @@ class KubernetesCluster(SimulatedCluster):
     _events_wake: threading.Event = field(default_factory=threading.Event)
     _broadcaster: threading.Thread | None = None
     _docs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # (namespace, name) → uid of the live pods: an Event's `regarding` and a deletion without a
+    # uid find their pod without walking every pod.
+    _pod_uids: dict[tuple[str, str], str] = field(default_factory=dict)
     _inbox: list[tuple[Any, ...]] = field(default_factory=list)
     _inbox_lock: threading.Lock = field(default_factory=threading.Lock)
     _inbox_posted: bool = False
@@ -837,6 +840,8 @@ class KubernetesCluster(SimulatedCluster):
             if type_ == "DELETED":
                 uid = (doc.get("metadata") or {}).get("uid") or self._uid_of(namespace, name)
                 old = self.pods.pop(uid, None) if uid else None
+                if old is not None and self._pod_uids.get((old.namespace, old.name)) == uid:
+                    del self._pod_uids[(old.namespace, old.name)]
                 if old is not None:
                     self.remember_deleted(old)
                     self._emit(WatchEvent("Pod", "DELETED", old, None))
@@ -848,6 +853,7 @@ class KubernetesCluster(SimulatedCluster):
                 pod = pod.with_changes(scheduler_name=SHADOWED)
             old = self.pods.get(pod.uid)
             self.pods[pod.uid] = pod
+            self._pod_uids[(pod.namespace, pod.name)] = pod.uid
             self._emit(WatchEvent("Pod", "MODIFIED" if old is not None else "ADDED", old, pod))
         elif kind == "Node":
             if type_ == "DELETED":
@@ -875,7 +881,10 @@ class KubernetesCluster(SimulatedCluster):
             SimulatedCluster.update_object(self, kind, doc)
 
     def _uid_of(self, namespace: str, name: str) -> str:
-        return next((p.uid for p in self.pods.values() if p.namespace == namespace and p.name == name), "")
+        """The uid of the live pod of that name ("" when there is none)."""
+        uid = self._pod_uids.get((namespace, name), "")
+        pod = self.pods.get(uid) if uid else None
+        return uid if pod is not None and pod.namespace == namespace and pod.name == name else ""
 
     def fresh_state(self) -> dict[tuple[str, str], int]:
         """What a fresh list of every kind says now (kind and key → resourceVersion), for checking
@@ -979,7 +988,7 @@ class KubernetesCluster(SimulatedCluster):
         namespace, _, name = obj.rpartition("/")
         namespace = namespace or "default"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1e6) % 1000000:06d}Z"
-        uid = next((p.uid for p in self.pods.values() if p.namespace == namespace and p.name == name), "")
+        uid = self._uid_of(namespace, name)
         action = {"Scheduled": "Binding", "FailedScheduling": "Scheduling", "Preempted": "Preempting"}.get(reason, reason)
         self._events_out.append(
             {

@@ -222,3 +222,32 @@ def test_requests_go_through_the_proxys_tunnel(connection: Connection) -> None:
     finally:
         proxied.close()
         proxy.close()
+
+
+def test_the_bench_server_reads_raw_requests() -> None:
+    """The test API server's lean request reading: headers in any case, a kept-alive HTTP/1.1
+    connection, HTTP/1.0 closed after its answer, a watch's events arriving as they are found."""
+    server = APIHTTPServer(APIServer(SimulatedCluster(clock=Clock()))).start()
+    port = int(server.url.rsplit(":", 1)[1])
+    body = b'{"kind": "Namespace", "metadata": {"name": "raw"}}'
+    try:
+        with socket.create_connection(("127.0.0.1", port), 5) as sock, sock.makefile("rb") as answers:
+            sock.sendall(
+                b"POST /api/v1/namespaces HTTP/1.1\r\nHost: x\r\ncontent-TYPE: application/json\r\nCONTENT-LENGTH: %d\r\n\r\n%s"
+                % (len(body), body)
+            )
+            assert answers.readline().startswith(b"HTTP/1.1 201 ")
+            length = 0
+            while (line := answers.readline()) != b"\r\n":
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            assert b'"name":"raw"' in answers.read(length)
+            sock.sendall(b"GET /api/v1/namespaces/raw HTTP/1.0\r\n\r\n")  # same connection: it was kept
+            assert answers.readline().startswith(b"HTTP/1.1 200 ")
+            assert b'"name":"raw"' in answers.read()  # read to the end: HTTP/1.0 is closed after the answer
+        with socket.create_connection(("127.0.0.1", port), 5) as sock:
+            sock.sendall(b"GET /api/v1/nodes BOGUS/1\r\n\r\n")  # not HTTP/1.x: the standard handler refuses it
+            assert b"Error code: 400" in sock.makefile("rb").read()
+    finally:
+        server.stop()
