@@ -163,6 +163,78 @@ def hosted(nodes: int, init: int, pods: int, clients: int) -> dict[str, Any]:
         console.stop()
 
 
+class Clients:
+    """N websocket clients reading /ws/scores/ on their own thread until stopped."""
+
+    def __init__(self, console: Console, cookie: str, n: int) -> None:
+        self.received = [0, 0]
+        self.stop_event = threading.Event()
+        ready = threading.Event()
+        self.thread = threading.Thread(target=lambda: asyncio.run(_clients(console, cookie, n, self.received, ready, self.stop_event)), daemon=True)
+        self.thread.start()
+        if not ready.wait(60):
+            raise RuntimeError("websocket clients did not connect")
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.thread.join(10)
+
+
+def alternating(nodes: int, init: int, pods: int, phases: int, clients: int) -> dict[str, Any]:
+    """One console; measured phases of `pods` pods each, alternately without and with `clients`
+    websocket clients, in the order A B B A A B B A ... (a drift of the machine's speed or of the
+    cluster's size over the run weighs on both sides alike). Each phase's rate runs from its first
+    pod's first attempt to its last binding stored."""
+    console = Console(nodes, init, 0)
+    try:
+        cookie = console.session_cookie()
+        rates: dict[int, list[float]] = {0: [], clients: []}
+        cpus: dict[int, list[float]] = {0: [], clients: []}
+        by_phase: list[float] = []
+        order = [clients if (i + 1) // 2 % 2 else 0 for i in range(2 * phases)]
+        with console.db() as db:
+            for i, n in enumerate(order):
+                group = Clients(console, cookie, n) if n else None
+                try:
+                    prefix = f"ph{i:02d}"
+                    body = json.dumps([pod_doc(prefix, j) for j in range(pods)]).encode()
+                    console.request("POST", "/api/import/", body)
+                    cpu_started = process_cpu(console.proc.pid)
+                    deadline = time.monotonic() + 900
+                    while db.execute("SELECT COUNT(*) FROM cluster_binding WHERE pod LIKE ?", (f"bench/{prefix}-%",)).fetchone()[0] < pods:
+                        if time.monotonic() > deadline:
+                            raise RuntimeError("not every measured pod was bound")
+                        time.sleep(0.1)
+                    cpu = process_cpu(console.proc.pid) - cpu_started
+                    first = db.execute("SELECT MIN(at) FROM history_attempt WHERE pod LIKE ?", (f"bench/{prefix}-%",)).fetchone()[0]
+                    last = db.execute("SELECT MAX(at) FROM cluster_binding WHERE pod LIKE ?", (f"bench/{prefix}-%",)).fetchone()[0]
+                finally:
+                    if group is not None:
+                        group.stop()
+                rate = pods / (_ts(last) - _ts(first))
+                rates[n].append(rate)
+                by_phase.append(rate)
+                cpus[n].append(pods / cpu)
+                print(json.dumps({"run": "phase", "phase": i, "clients": n, "pods_per_second": round(rate, 1), "pods_per_cpu_second": round(pods / cpu, 1),
+                                  "ws_messages": group.received[0] if group else 0}), flush=True)
+                time.sleep(1.0)  # the clients' disconnects settle
+        # Per block of four (A B B A): the phases with clients against those without.
+        pairs = []
+        for start in range(0, len(order), 4):
+            block = list(zip(order[start : start + 4], by_phase[start : start + 4], strict=True))
+            with_ = [r for n, r in block if n]
+            without = [r for n, r in block if not n]
+            if with_ and without:
+                pairs.append(statistics.mean(with_) / statistics.mean(without))
+        return {"run": "alternating", "clients": clients, "pods_per_phase": pods, "phases": len(order),
+                "without": [round(r, 1) for r in rates[0]], "with": [round(r, 1) for r in rates[clients]],
+                "ratios": [round(r, 3) for r in pairs], "median_ratio": round(statistics.median(pairs), 3),
+                "ratio_of_medians": round(statistics.median(rates[clients]) / statistics.median(rates[0]), 3),
+                "cpu_ratio_of_medians": round(statistics.median(cpus[clients]) / statistics.median(cpus[0]), 3)}
+    finally:
+        console.stop()
+
+
 async def _clients(console: Console, cookie: str, n: int, received: list[int], ready: threading.Event, stop: threading.Event) -> None:
     import websockets
 
@@ -246,7 +318,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--alternate", type=int, default=0, metavar="PHASES",
+                        help="instead: one console, PHASES phases without and PHASES with the websocket clients, alternating (A B B A ...), --pods pods each")
     args = parser.parse_args()
+    if args.alternate:
+        print(json.dumps(alternating(args.nodes, args.init_pods, args.pods, args.alternate, args.clients)), flush=True)
+        return
     runs: dict[str, list[float]] = {"bare": [], "hosted": [], "hosted_ws": []}
     cpu: dict[str, list[float]] = {"bare": [], "hosted": [], "hosted_ws": []}
     for _ in range(args.repeat):
