@@ -337,3 +337,22 @@ def test_a_filter_change_applies_to_what_arrives_after_it() -> None:
     client.filters = {"namespace": "b"}
     client.offer_batch([LiveItem("a/z", "default-scheduler", "{}"), LiveItem("b/w", "default-scheduler", "{}")])
     assert [item.pod for item in client.items] == ["a/x", "b/y", "b/w"]
+
+
+async def test_a_burst_goes_through_the_server_when_its_protocol_lacks_what_the_fast_path_reads() -> None:
+    # Another uvicorn or websockets release may rename the attributes the one-write path checks:
+    # the frames then go through the server's own send instead of failing.
+    from schedconsole.live.consumers import ScoresConsumer
+
+    protocol, transport, send = await _uvicorn_websocket()
+    consumer = ScoresConsumer()
+    consumer.base_send = send
+    del protocol.writable
+    sent: list[str] = []
+
+    async def one(text: str) -> None:
+        sent.append(text)
+
+    consumer._send_text = one  # type: ignore[method-assign]
+    await consumer._send_items([LiveItem("", "", "a"), LiveItem("", "", "b")])
+    assert sent == ["a", "b"] and transport.writes == []
