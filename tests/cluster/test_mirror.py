@@ -99,20 +99,25 @@ class Copy:
         return {p.name: p for p in self.cluster.pods.values()}
 
 
-@pytest.fixture
-def live() -> Iterator[Live]:
-    cluster = SimulatedCluster(clock=Clock())
-    server = APIHTTPServer(APIServer(cluster)).start()
+def start_live() -> Live:
+    """A live cluster on its own API server: namespace prod, nodes n1 and n2, a bound and a pending pod."""
+    server = APIHTTPServer(APIServer(SimulatedCluster(clock=Clock()))).start()
     running = Live(server)
     running.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}})
     for name in ("n1", "n2"):
         running.create(node(name))
     running.create(pod("bound", "n1"))
     running.create(pod("pending"))
+    return running
+
+
+@pytest.fixture
+def live() -> Iterator[Live]:
+    running = start_live()
     try:
         yield running
     finally:
-        server.stop()
+        running.server.stop()
 
 
 def start_copy(live: Live, keep_bindings: bool) -> Copy:

@@ -15,11 +15,7 @@ from tests.console.conftest import settle, wait_for
 
 pytest.importorskip("kubernetes")
 
-from scheduler.clock import Clock
-from scheduler.cluster.apiserver import APIServer
-from scheduler.cluster.httpserver import APIHTTPServer
-from scheduler.cluster.simulated import SimulatedCluster
-from tests.cluster.test_mirror import Live, node, pod
+from tests.cluster.test_mirror import Live, pod, start_live
 
 WAIT = 30.0  # generous: the machine may be loaded
 
@@ -28,13 +24,8 @@ WAIT = 30.0  # generous: the machine may be loaded
 def live(settings, tmp_path: Path) -> Iterator[Live]:
     """A live cluster (namespace prod, nodes n1 and n2, a bound and a pending pod) that the
     settings' kubeconfig names, as the Cluster page's sync reads it."""
-    server = APIHTTPServer(APIServer(SimulatedCluster(clock=Clock()))).start()
-    running = Live(server)
-    running.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}})
-    for name in ("n1", "n2"):
-        running.create(node(name))
-    running.create(pod("bound", "n1"))
-    running.create(pod("pending"))
+    running = start_live()
+    server = running.server
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
         json.dumps(
