@@ -114,23 +114,59 @@ class _Wire:
     def exchange(self, message: bytes, method: str) -> _Answer:
         """Send one request and read its answer."""
         self.sock.sendall(message)
-        status, reason, headers, version = _read_head(self.rfile, _Closed)
-        while 100 <= status < 200:  # interim answers (we never send Expect, but a server may)
-            status, reason, headers, version = _read_head(self.rfile, _Closed)
+        status, reason, headers, version = self.read_head()
         connection = headers.get("connection", "").lower()
         will_close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
         if method == "HEAD" or status in (204, 304):
-            body = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            body = _read_chunked(self.rfile)
-        elif "content-length" in headers:
+            return _Answer(status, reason, headers, b"", will_close)
+        body, until_close = self.read_body(headers)
+        return _Answer(status, reason, headers, body, will_close or until_close)
+
+    def read_head(self) -> tuple[int, str, dict[str, str], str]:
+        """The answer's status line and headers, past any interim (1xx) answer."""
+        status, reason, headers, version = _read_head(self.rfile, _Closed)
+        while 100 <= status < 200:  # interim answers (we never send Expect, but a server may)
+            status, reason, headers, version = _read_head(self.rfile, _Closed)
+        return status, reason, headers, version
+
+    def read_body(self, headers: dict[str, str]) -> tuple[bytes, bool]:
+        """A whole body (chunked, of a Content-Length, or up to the close), and whether the
+        connection ends with it."""
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return _read_chunked(self.rfile), False
+        if "content-length" in headers:
             length = int(headers["content-length"])
             body = self.rfile.read(length)
             if len(body) != length:
                 raise http.client.IncompleteRead(body, length - len(body))
-        else:
-            body, will_close = self.rfile.read(), True
-        return _Answer(status, reason, headers, body, will_close)
+            return body, False
+        return self.rfile.read(), True
+
+    def body_parts(self, headers: dict[str, str]) -> Iterator[bytes]:
+        """A streamed body (a watch) as it arrives: one read of the socket per part, the chunked
+        framing undone with a few `find`s. A chunked stream cut before its last chunk raises
+        `IncompleteRead` (the watch broke); one that ends properly just ends."""
+        chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        left = int(headers["content-length"]) if not chunked and "content-length" in headers else -1
+        pending = b""
+        while left != 0:
+            data = self.rfile.read1(65536)
+            if not data:
+                if chunked or left > 0:
+                    raise http.client.IncompleteRead(pending)
+                return
+            if not chunked:
+                if left > 0:
+                    data = data[:left]
+                    left -= len(data)
+                yield data
+                continue
+            pending += data
+            part, pending, finished = _dechunk(pending)
+            if part:
+                yield part
+            if finished:
+                return
 
     def close(self) -> None:
         """Close the socket (and the reader over it)."""
@@ -179,9 +215,32 @@ def _read_chunked(rfile: Any) -> bytes:
         rfile.readline(65537)  # the chunk's CRLF
 
 
+def _dechunk(data: bytes) -> tuple[bytes, bytes, bool]:
+    """The payload of the complete chunks at the start of `data`, the bytes left over (a chunk not
+    yet whole), and whether the last (empty) chunk was among them (its trailers are not read)."""
+    parts: list[bytes] = []
+    pos = 0
+    while True:
+        eol = data.find(b"\r\n", pos)
+        if eol < 0:
+            if len(data) - pos > 1024:
+                raise http.client.HTTPException("a chunk size line longer than 1024 bytes")
+            break
+        size = int(data[pos:eol].split(b";", 1)[0].strip(), 16)
+        if size == 0:
+            return b"".join(parts), b"", True
+        start = eol + 2
+        if len(data) < start + size + 2:
+            break
+        parts.append(data[start : start + size])
+        pos = start + size + 2
+    return b"".join(parts), data[pos:], False
+
+
 @dataclass(slots=True)
 class Connection:
-    """Requests to one API server, over kept-alive `http.client` connections (one per thread).
+    """Requests to one API server, over kept-alive connections (one per thread), and watches, each
+    on a connection of its own.
 
     The `kubernetes` client's configuration (from a kubeconfig or the service account) supplies the
     server, TLS settings and credentials; its generated request machinery is not used: a binding
@@ -237,17 +296,6 @@ class Connection:
             headers["Content-Type"] = content_type
         return headers
 
-    def _open(self, timeout: float) -> http.client.HTTPConnection:
-        host, port = self._netloc
-        if self._scheme == "https":
-            conn: http.client.HTTPConnection = http.client.HTTPSConnection(host, port, timeout=timeout, context=self._ssl)
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=timeout)
-        if self._tunnel is not None:
-            conn.set_tunnel(*self._tunnel)
-        self._opened.add(conn)
-        return conn
-
     def _connect(self, timeout: float) -> _Wire:
         """A fresh connection for requests (through the proxy's CONNECT tunnel when configured)."""
         host, port = self._netloc
@@ -288,10 +336,7 @@ class Connection:
     def _roundtrip(self, method: str, url: str, data: bytes | None, headers: dict[str, str], timeout: float) -> _Answer:
         """One request on this thread's kept-alive connection (a fresh one if there is none, or if
         the kept one turns out closed by the server: then the request is sent once more)."""
-        head = [f"{method} {url} HTTP/1.1", self._host_line, *(f"{k}: {v}" for k, v in headers.items())]
-        if data is not None or method in ("POST", "PUT", "PATCH"):
-            head.append(f"Content-Length: {len(data or b'')}")
-        message = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (data or b"")
+        message = self._message(method, url, data, headers)
         wire: _Wire | None = getattr(self._local, "conn", None)
         self._local.conn = None  # held until the answer is read
         if wire is not None:
@@ -315,6 +360,12 @@ class Connection:
         self._keep(wire, answer)
         return answer
 
+    def _message(self, method: str, url: str, data: bytes | None, headers: dict[str, str]) -> bytes:
+        head = [f"{method} {url} HTTP/1.1", self._host_line, *(f"{k}: {v}" for k, v in headers.items())]
+        if data is not None or method in ("POST", "PUT", "PATCH"):
+            head.append(f"Content-Length: {len(data or b'')}")
+        return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (data or b"")
+
     def _keep(self, wire: _Wire, answer: _Answer) -> None:
         if answer.will_close:
             wire.close()
@@ -327,27 +378,34 @@ class Connection:
         default = 443 if self._scheme == "https" else 80
         return f"Host: {host}" if port == default else f"Host: {host}:{port}"
 
-    def _send(self, path: str, query: dict[str, Any], timeout: float) -> tuple[http.client.HTTPResponse, http.client.HTTPConnection]:
-        """Open a watch (on a connection of its own, which it holds while it streams)."""
+    def _open_watch(self, path: str, query: dict[str, Any], timeout: float) -> tuple[_Wire, dict[str, str]]:
+        """Open a watch on a connection of its own, which it holds while it streams: the wire and
+        the answer's headers, once the server accepted it (refusals retried as `request` does)."""
         url = self._prefix + path + "?" + urlencode(query)
         attempt = 0
         while True:
             self.limiter.acquire()
             self.requests += 1
-            conn = self._open(timeout)
             try:
-                conn.request("GET", url, headers=self._headers(None))
-                response = conn.getresponse()
-            except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out
-                conn.close()
+                wire = self._connect(timeout)
+            except OSError as exc:  # refused, timed out
                 raise RemoteError(0, "ServiceUnavailable", f"GET {path}: {exc}") from None
-            if response.status < 400:
-                return response, conn
-            payload = _read_rest(response, conn)
-            conn.close()
-            wait = self._retry_wait(response.status, response.getheader("Retry-After"), attempt)
+            try:
+                wire.sock.sendall(self._message("GET", url, None, self._headers(None)))
+                status, reason, headers, _ = wire.read_head()
+            except (OSError, ValueError, http.client.HTTPException) as exc:  # reset, timed out, garbled
+                wire.close()
+                raise RemoteError(0, "ServiceUnavailable", f"GET {path}: {exc}") from None
+            if status < 400:
+                return wire, headers
+            try:
+                payload, _ = wire.read_body(headers)
+            except (OSError, ValueError, http.client.HTTPException):
+                payload = b""
+            wire.close()
+            wait = self._retry_wait(status, headers.get("retry-after"), attempt)
             if wait is None:
-                raise _remote_error(response.status, response.reason, payload)
+                raise _remote_error(status, reason, payload)
             attempt += 1
             time.sleep(wait)
 
@@ -391,17 +449,14 @@ class Connection:
     ) -> Iterator[dict[str, Any]]:
         """A watch: its events as they arrive (a stalled stream raises after `read_timeout`). The
         open connection is put in `holder` while it streams, so another thread can end it."""
-        response, conn = self._send(path, {**query, "watch": "true"}, read_timeout)
+        wire, headers = self._open_watch(path, {**query, "watch": "true"}, read_timeout)
         if holder is not None:
-            holder.append(conn)
+            holder.append(wire)
         try:
             buffer = b""
-            while True:
-                chunk = response.read1(65536)
-                if not chunk:
-                    break
-                buffer += chunk
-                if b"\n" not in chunk:
+            for part in wire.body_parts(headers):
+                buffer += part
+                if b"\n" not in part:
                     continue
                 lines = buffer.split(b"\n")
                 buffer = lines.pop()
@@ -411,9 +466,9 @@ class Connection:
             if buffer.strip():
                 yield orjson.loads(buffer)
         finally:
-            if holder is not None and conn in holder:
-                holder.remove(conn)
-            conn.close()
+            if holder is not None and wire in holder:
+                holder.remove(wire)
+            wire.close()
 
 
 def _retry_seconds(retry_after: str | None) -> float:
@@ -422,14 +477,6 @@ def _retry_seconds(retry_after: str | None) -> float:
         return min(max(float(retry_after or 1), 0.0), 10.0)
     except ValueError:
         return 1.0
-
-
-def _read_rest(response: http.client.HTTPResponse, conn: http.client.HTTPConnection) -> bytes:
-    try:
-        return response.read()
-    except (OSError, http.client.HTTPException):
-        conn.close()
-        return b""
 
 
 def _ssl_context(configuration: Any) -> ssl.SSLContext:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ import pytest
 from scheduler.clock import Clock
 from scheduler.cluster.apiserver import APIServer
 from scheduler.cluster.httpserver import APIHTTPServer
-from scheduler.cluster.kubernetes import Connection, RateLimiter, RemoteError, _retry_seconds
+from scheduler.cluster.kubernetes import Connection, RateLimiter, RemoteError, _dechunk, _retry_seconds
 from scheduler.cluster.simulated import NotFoundError, SimulatedCluster
 
 pytest.importorskip("kubernetes")
@@ -154,6 +155,58 @@ def test_answers_with_chunks_without_length_and_closing_are_read() -> None:
         )
         assert b"Content-Type: application/json\r\n" in second
         assert third.startswith(b"DELETE /api/v1/x HTTP/1.1\r\n")
+    finally:
+        server.close()
+
+
+def _chunked(*chunks: bytes, last: bool = True) -> bytes:
+    body = b"".join(b"%x;ext=1\r\n%s\r\n" % (len(c), c) for c in chunks)
+    return body + (b"0\r\nX-Trailer: t\r\n\r\n" if last else b"")
+
+
+def test_dechunking_fed_a_byte_at_a_time_gives_the_payload_once() -> None:
+    wire = _chunked(b'{"type":"ADDED"}\n{"ty', b'pe":"MODIFIED"}\n', b"x" * 300)
+    payload, pending, finished = b"", b"", False
+    for i in range(len(wire)):
+        part, pending, finished = _dechunk(pending + wire[i : i + 1])
+        payload += part
+        if finished:
+            assert i < len(wire) - 1  # the trailers are not waited for
+            break
+    assert finished and payload == b'{"type":"ADDED"}\n{"type":"MODIFIED"}\n' + b"x" * 300
+    with pytest.raises(ValueError):
+        _dechunk(b"zz\r\n")
+    with pytest.raises(http.client.HTTPException):
+        _dechunk(b"1" * 2000)
+
+
+def test_a_watch_streams_its_events_and_a_cut_stream_is_an_error() -> None:
+    events = [b'{"type":"ADDED","object":{"n":1}}', b'{"type":"MODIFIED","object":{"n":2}}']
+    gone_body = b'{"kind":"Status","reason":"Expired","message":"too old resource version"}'
+    server, connection = scripted(
+        [
+            # A watch that ends properly (its timeout): an event split over two chunks.
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _chunked(events[0] + b"\n" + events[1][:9], events[1][9:] + b"\n"), True),
+            # One cut after its first event.
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _chunked(events[0] + b"\n", b'{"type":"MOD', last=False), True),
+            # A server that delimits the stream by its length, without a final newline.
+            (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(events[1]), events[1]), True),
+            (b"HTTP/1.1 410 Gone\r\nContent-Length: %d\r\n\r\n%s" % (len(gone_body), gone_body), True),
+        ]
+    )
+    try:
+        holder: list[object] = []
+        got = list(connection.stream("/api/v1/pods", {"resourceVersion": "5"}, 5.0, holder))
+        assert [e["object"]["n"] for e in got] == [1, 2] and holder == []
+        assert server.requests[0].startswith(b"GET /api/v1/pods?resourceVersion=5&watch=true HTTP/1.1\r\n")
+        stream = connection.stream("/api/v1/pods", {}, 5.0)
+        assert next(stream)["object"] == {"n": 1}
+        with pytest.raises(http.client.IncompleteRead):
+            next(stream)
+        assert [e["object"]["n"] for e in connection.stream("/api/v1/pods", {}, 5.0)] == [2]
+        with pytest.raises(RemoteError) as gone:
+            list(connection.stream("/api/v1/pods", {}, 5.0))
+        assert gone.value.code == 410 and gone.value.reason == "Expired" and str(gone.value) == "too old resource version"
     finally:
         server.close()
 
