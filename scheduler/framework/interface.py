@@ -179,7 +179,12 @@ class PreBindPlugin(Plugin, Protocol):
     """Work that must succeed before Bind."""
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Success, or a failure that unreserves and requeues the pod."""
+        """Success, or a failure that unreserves and requeues the pod.
+
+        A PreBind plugin may also define `pre_bind_preflight(state, pod, node_name) -> Status`
+        (kube-scheduler's PreBindPreFlight): Skip when its PreBind has nothing to do for this pod,
+        which lets the binding cycle skip it (see `Framework.run_pre_bind_preflights`).
+        """
         ...
 
 

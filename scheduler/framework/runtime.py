@@ -874,6 +874,19 @@ class Framework:
                 return status.with_plugin(entry.name)
         return Status()
 
+    def run_pre_bind_preflights(self, state: CycleState, pod: Pod, node: str) -> Status:
+        """PreBindPreFlight (kube-scheduler 1.34): Skip when no PreBind plugin has work for this
+        pod (each one's `pre_bind_preflight` says Skip); Success when one has; an Error as is. A
+        PreBind plugin without the hook has work."""
+        for entry in self.points["pre_bind"]:
+            preflight = getattr(entry.plugin, "pre_bind_preflight", None)
+            if preflight is None:
+                return Status()
+            status = _guard(preflight, state, pod, node)
+            if status.code != Code.SKIP:
+                return status.with_plugin(entry.name) if not status.success else status
+        return Status(Code.SKIP)
+
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         """Bind: the first plugin that does not Skip decides."""
         for entry in self.points["bind"]:

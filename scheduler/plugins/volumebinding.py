@@ -558,6 +558,13 @@ class VolumeBinding:
         if isinstance(data, StateData) and node_name in data.by_node:
             self.binder.revert(data.by_node[node_name])
 
+    def pre_bind_preflight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Skip when every claim of the pod was bound already (nothing for PreBind to do)."""
+        data = state.get(STATE_KEY)
+        if isinstance(data, StateData) and data.all_bound:
+            return Status(Code.SKIP)
+        return Status()
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Bind the claims and PVs in the cluster unless everything was bound already."""
         data = state.get(STATE_KEY)

@@ -218,3 +218,39 @@ def test_nominated_rows_judged_in_order_equal_a_sequential_walk(to_find: int) ->
     assert out.processed == visited
     assert judged == want_judged
     assert {k: v.reasons[0] for k, v in out.statuses(fwk.handle.snapshot).items()} == want_failed
+
+
+class _PreBinder:
+    """A PreBind plugin; with `preflight`, also PreBindPreFlight answering that code."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def pre_bind(self, state: CycleState, pod: object, node: str) -> Status:
+        return Status()
+
+
+class _PreFlighted(_PreBinder):
+    def __init__(self, name: str, code: Code) -> None:
+        super().__init__(name)
+        self.code = code
+
+    def pre_bind_preflight(self, state: CycleState, pod: object, node: str) -> Status:
+        return Status(self.code, ("nope",) if self.code == Code.ERROR else ())
+
+
+@pytest.mark.parametrize(
+    ("plugins", "want"),
+    [
+        ([], (Code.SKIP, "")),
+        ([_PreFlighted("A", Code.SKIP), _PreFlighted("B", Code.SKIP)], (Code.SKIP, "")),
+        ([_PreFlighted("A", Code.SKIP), _PreFlighted("B", Code.SUCCESS)], (Code.SUCCESS, "")),
+        ([_PreFlighted("A", Code.SKIP), _PreBinder("B")], (Code.SUCCESS, "")),  # no hook: it has work
+        ([_PreFlighted("A", Code.ERROR), _PreFlighted("B", Code.SKIP)], (Code.ERROR, "A")),
+    ],
+    ids=["none", "all-skip", "one-has-work", "no-hook", "error"],
+)
+def test_pre_bind_preflights(plugins: list[_PreBinder], want: tuple[Code, str]) -> None:
+    fwk = build(profile(multi=[(p.name, 0) for p in plugins]), *plugins)
+    status = fwk.run_pre_bind_preflights(CycleState(), make_pod("p"), "n0")
+    assert (status.code, status.plugin) == want

@@ -486,6 +486,14 @@ class NodeNUMAResource:
         if isinstance(s, PreFilterState) and s.allocation is not None:
             self.release(node_name, pod.uid)
 
+    def pre_bind_preflight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Skip when nothing was allocated for the pod (no annotations to write)."""
+        try:
+            s = self._state(state)
+        except KeyError:
+            return success()  # PreBind reports the missing state
+        return Status(Code.SKIP) if s.skip or s.allocation is None else success()
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Write `resource-status` (`{"cpuset":"..."}`) and, when missing, the bind policy to `resource-spec`."""
         try:

@@ -493,6 +493,11 @@ class Reservation:
         if info is not None:
             info.assumed.pop(pod.uid, None)
 
+    def pre_bind_preflight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Skip when the pod allocated no reservation (no annotation to write)."""
+        uid = self.assumed_owner.get(pod.uid)
+        return Status() if uid and uid in self.infos else Status(Code.SKIP)
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Annotate the owner with the reservation it allocated."""
         uid = self.assumed_owner.get(pod.uid)

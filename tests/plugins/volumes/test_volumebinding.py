@@ -95,11 +95,22 @@ def test_smallest_matching_pv_is_chosen_and_bound_at_pre_bind() -> None:
     assert plugin.reserve(state, pod, "node-a").success
     assert plugin.binder.get_pv("pv-fit").claim_ref is not None  # type: ignore[union-attr]
     assert handle.sim.persistent_volumes["pv-fit"].claim_ref is None
+    assert plugin.pre_bind_preflight(state, pod, "node-a").code == Code.SUCCESS  # a claim to bind: PreBind has work
     assert plugin.pre_bind(state, pod, "node-a").success
     bound_pv, claim = handle.sim.persistent_volumes["pv-fit"], handle.sim.persistent_volume_claims["default/pvc-a"]
     assert (bound_pv.phase, bound_pv.claim_ref.name) == ("Bound", "pvc-a")  # type: ignore[union-attr]
     assert (claim.phase, claim.volume_name, claim.fully_bound) == ("Bound", "pv-fit", True)
     assert not plugin.binder.assumed_pvs
+
+
+def test_pre_bind_preflight_skips_a_pod_whose_claims_are_bound() -> None:
+    plugin, _ = plugin_for([])
+    pod = make_pod("plain")
+    state = CycleState()
+    plugin.pre_filter(state, pod, [])
+    assert plugin.reserve(state, pod, "node-a").success
+    assert plugin.pre_bind_preflight(state, pod, "node-a").code == Code.SKIP
+    assert plugin.pre_bind_preflight(CycleState(), pod, "node-a").code == Code.SUCCESS  # no state: PreBind reports it
 
 
 def test_unreserve_forgets_the_assumed_pv() -> None:
