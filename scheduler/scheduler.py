@@ -31,6 +31,7 @@ import numpy.typing as npt
 from scheduler.api.objects import Node, Pod
 from scheduler.cache import Cache
 from scheduler.clock import Clock
+from scheduler.cluster.inflight import Retry
 from scheduler.cluster.informer import pod_informer_view, visible
 from scheduler.cluster.simulated import APIError, WatchEvent
 from scheduler.framework.interface import PluginFactory, WaitingPod
@@ -49,6 +50,7 @@ from scheduler.framework.types import (
 )
 from scheduler.frameworkext.extender import Extender
 from scheduler.metrics import Metrics
+from scheduler.plugins.defaultbinder import NAME as DEFAULT_BINDER
 from scheduler.preemption.evaluator import NOMINATING_KEY, VICTIMS_KEY
 from scheduler.queue import HintMap, SchedulingQueue
 from scheduler.records import AttemptRecord
@@ -386,6 +388,8 @@ class Scheduler:
             # A real API server (cluster/kubernetes.py): its informers apply changes under this
             # lock, and its requests release the lock on the pool as `_api_wait` does.
             cluster.attach(self.lock, self._api_unlocked, self.submit)
+        # Plain bindings go out from the scheduling thread itself (`_bind_on_loop`).
+        self._bind_async = remote and callable(getattr(cluster, "bind_async", None))
 
     # ----- startup and events --------------------------------------------------------------
     def _pre_enqueue(self, pod: Pod) -> Status:
@@ -776,7 +780,78 @@ class Scheduler:
                 self._timers.append((now + timeout, pod.uid, plugin))
             self._update_pending()
             return
+        if self._bind_on_loop(fwk, state, qpi, assumed, node, started, record):
+            return
         self.run_api_task(lambda: self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record))
+
+    def _bind_on_loop(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str, started: float, record: AttemptRecord
+    ) -> bool:
+        """A remote cluster's binding cycle without a pool thread, when all it has to do is
+        DefaultBinder's request: no PreBind plugin has work for this pod (PreBindPreFlight said
+        Skip). The request goes out now and its answer finishes the cycle on this thread, from
+        `_poll_bindings` between later cycles (see cluster/inflight.py). False: bind on the pool."""
+        if not self._bind_async or getattr(self._on_pool, "active", False):
+            return False
+        if [e.name for e in fwk.points["bind"]] != [DEFAULT_BINDER]:
+            return False
+        if fwk.run_pre_bind_preflights(state, assumed, node).code != Code.SKIP:
+            return False
+
+        def answered(_: Any, failure: BaseException | None) -> None:
+            with self.lock:  # held already, unless another scheduler over the cluster polled
+                self._answered(failure, fwk, state, qpi, assumed, node, started, record)
+
+        if not self.cluster.bind_async(assumed, node, answered):
+            return False
+        self._in_flight_api += 1
+        return True
+
+    def _answered(
+        self,
+        failure: BaseException | None,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: Pod,
+        node: str,
+        started: float,
+        record: AttemptRecord,
+    ) -> None:
+        """The answer to a binding request sent by `_bind_on_loop`: finish the binding cycle."""
+        self._in_flight_api -= 1
+        self._api_done.notify_all()
+        if isinstance(failure, Retry):
+            # Refused for now (429, a 5xx with Retry-After) or sent on a connection the server
+            # had closed: the pool's binding cycle sends it again, as a request on it would have
+            # been retried.
+            retry = failure
+
+            def again() -> None:
+                if retry.wait > 0:
+                    self._api_wait(retry.wait)
+                self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record)
+
+            self.run_api_task(again)
+        elif failure is not None:
+            status = error(failure).with_plugin(DEFAULT_BINDER)  # as DefaultBinder reports it
+            self._binding_failed(fwk, state, qpi, assumed, node, status, started, record)
+        else:
+            self._binding_succeeded(fwk, state, qpi, assumed, node, started, record)
+
+    def _poll_bindings(self) -> bool:
+        """Finish the binding cycles whose answers have arrived (see `_bind_on_loop`)."""
+        return bool(self._bind_async and self.cluster.poll_async())
+
+    def finish_bindings(self, timeout: float = 30.0) -> None:
+        """Wait for the answers to the binding requests `_bind_on_loop` sent (at most `timeout`
+        seconds) and finish their cycles: before a shutdown, or before another scheduler takes
+        over the same cluster."""
+        deadline = time.monotonic() + timeout
+        while self._bind_async and self.cluster.async_pending and time.monotonic() < deadline:
+            self.cluster.wait_async(STEP_WAIT_SECONDS)
+            with self.lock:
+                self._poll_bindings()
 
     def _fail_after_assume(
         self, fwk: Framework, qpi: QueuedPodInfo, status: Status, record: AttemptRecord, started: float, outcome: str
@@ -818,6 +893,11 @@ class Scheduler:
         if not status.success:
             self._binding_failed(fwk, state, qpi, assumed, node, status, started, record)
             return
+        self._binding_succeeded(fwk, state, qpi, assumed, node, started, record)
+
+    def _binding_succeeded(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str, started: float, record: AttemptRecord
+    ) -> None:
         if record.outcome == "Waiting":
             # Released from Permit and bound: the attempt's outcome is now known.
             record.outcome = "Scheduled"
@@ -936,8 +1016,10 @@ class Scheduler:
         finally:
             self.lock.acquire()
 
-    def shutdown(self) -> None:
-        """Wait for API work in flight and stop the pool."""
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Wait for API work in flight (answers to this thread's requests for at most `timeout`
+        seconds) and stop the pool."""
+        self.finish_bindings(timeout)
         if self._pool is not None:
             self._pool.shutdown(wait=True)
 
@@ -1031,7 +1113,8 @@ class Scheduler:
         """
         with self.lock:
             self._work_arrived.clear()
-            ran = self._run_tasks()
+            ran = self._poll_bindings()
+            ran = self._run_tasks() or ran
             ran = self._expire_permits() or ran
             ran = self._run_tasks() or ran
             record = self.schedule_one()
@@ -1042,8 +1125,16 @@ class Scheduler:
         # Only API work is in flight: it will bind, fail or activate pods, and a remote cluster's
         # informers post their changes as tasks. Wait for either (lock released) rather than spin
         # on the lock and the interpreter lock the pool threads need to finish it.
-        self._work_arrived.wait(STEP_WAIT_SECONDS)
+        self._wait_for_api(STEP_WAIT_SECONDS)
         return True
+
+    def _wait_for_api(self, timeout: float) -> None:
+        """Wait (lock released) for API work in flight: an answer to a request this thread sent
+        (`_bind_on_loop`), else a task posted or pool work ended."""
+        if self._bind_async and self.cluster.async_pending:
+            self.cluster.wait_async(timeout)
+        else:
+            self._work_arrived.wait(timeout)
 
     def flush_queues(self) -> None:
         """Move pods whose backoff expired, and pods left unschedulable too long, back to activeQ."""
@@ -1109,6 +1200,7 @@ class Scheduler:
                 time.sleep(0)
             # REST handlers read live state under the same lock; it is never held while sleeping.
             with self.lock:
+                self._poll_bindings()
                 self._run_tasks()
                 self._expire_permits()
                 self._run_tasks()
@@ -1116,21 +1208,28 @@ class Scheduler:
                     return self._end("max-attempts")
                 if self.schedule_one() is not None or self._popped or self.tasks:
                     continue
-                if self._in_flight_api:
+                answers = bool(self._bind_async and self.cluster.async_pending)
+                if self._in_flight_api and not answers:
                     # API work in flight will bind, fail or activate pods: wait for it.
                     self._api_done.wait(timeout=0.05)
                     continue
-                wake = self.next_wakeup()
-                if wake is None:
-                    return self._end("finished" if not self._pending_count() else "no-progress")
-                if until is not None and wake > until:
-                    return self._end("until")
-                stuck = self._only_futile_retries_left()
-                if stuck is not None:
-                    return self._end("no-progress", stuck)
-                if self.clock.virtual:
-                    self.clock.advance_to(wake)
+                if not answers:
+                    wake = self.next_wakeup()
+                    if wake is None:
+                        return self._end("finished" if not self._pending_count() else "no-progress")
+                    if until is not None and wake > until:
+                        return self._end("until")
+                    stuck = self._only_futile_retries_left()
+                    if stuck is not None:
+                        return self._end("no-progress", stuck)
+                    if self.clock.virtual:
+                        self.clock.advance_to(wake)
+            if answers:
+                # Answers to this thread's own requests (`_bind_on_loop`): wait, lock released.
+                self._wait_for_api(STEP_WAIT_SECONDS)
+                continue
             if not self.clock.virtual:
+                assert wake is not None
                 time.sleep(max(0.0, wake - self.clock.now()))
             with self.lock:
                 self.queue.flush_backoff()

@@ -419,8 +419,10 @@ class Engine:
         old = self.scheduler
         flags = old.extender.flags
         new = self._new_scheduler(config, self.cluster, self.seed, flags.top_n, flags.filter_failure, old.metrics)
-        # Finish what the old scheduler started: binding cycles run, Permit waiters are turned back.
+        # Finish what the old scheduler started: binding cycles run (those waiting for an API
+        # server's answer too), Permit waiters are turned back.
         with old.lock:
+            old.finish_bindings()
             while old.tasks:
                 old.tasks.popleft()()
             for waiting in list(old.waiting.values()):

@@ -46,6 +46,7 @@ from scheduler.cluster.simulated import APIError, NotFoundError, SimulatedCluste
 
 log = logging.getLogger(__name__)
 SHADOWED = "(shadowed)"  # no profile has this name: shadow mode queues nothing
+WATCH_BATCH_SECONDS = 0.005
 
 
 class RateLimiter:
@@ -57,6 +58,19 @@ class RateLimiter:
         self._tokens = float(self.burst)
         self._at = time.monotonic()
         self._lock = threading.Lock()
+
+    def try_acquire(self) -> bool:
+        """Take a token if one is there now (never sleeps)."""
+        if self.qps <= 0:
+            return True
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(float(self.burst), self._tokens + (now - self._at) * self.qps)
+            self._at = now
+            if self._tokens < 1.0:
+                return False
+            self._tokens -= 1.0
+            return True
 
     def acquire(self) -> float:
         """Take a token, sleeping until one is there; returns the seconds waited."""
@@ -178,22 +192,33 @@ class _Wire:
 
 def _read_head(rfile: Any, closed: type[Exception] = http.client.RemoteDisconnected) -> tuple[int, str, dict[str, str], str]:
     """The status line and headers of an answer (names lower-cased)."""
-    line = rfile.readline(65537)
-    if not line:
+    first = rfile.readline(65537)
+    if not first:
         raise closed("the server closed the connection without answering")
-    version, _, rest = line.decode("latin-1").rstrip("\r\n").partition(" ")
-    code, _, reason = rest.partition(" ")
-    if not version.startswith("HTTP/") or not code.isdigit():
-        raise http.client.BadStatusLine(line.decode("latin-1"))
-    headers: dict[str, str] = {}
+    lines: list[bytes] = []
     while True:
         line = rfile.readline(65537)
         if line in (b"\r\n", b"\n", b""):
             break
+        lines.append(line)
+        if len(lines) > 100:
+            raise http.client.HTTPException("got more than 100 headers")
+    return parse_head(first, lines)
+
+
+def parse_head(first: bytes, lines: list[bytes]) -> tuple[int, str, dict[str, str], str]:
+    """An answer's status line and header lines as (status, reason, headers with lower-cased
+    names, HTTP version)."""
+    version, _, rest = first.decode("latin-1").rstrip("\r\n").partition(" ")
+    code, _, reason = rest.partition(" ")
+    if not version.startswith("HTTP/") or not code.isdigit():
+        raise http.client.BadStatusLine(first.decode("latin-1"))
+    if len(lines) > 100:
+        raise http.client.HTTPException("got more than 100 headers")
+    headers: dict[str, str] = {}
+    for line in lines:
         name, _, value = line.decode("latin-1").partition(":")
         headers[name.strip().lower()] = value.strip()
-        if len(headers) > 100:
-            raise http.client.HTTPException("got more than 100 headers")
     return int(code), reason, headers, version
 
 
@@ -445,10 +470,12 @@ class Connection:
         return None
 
     def stream(
-        self, path: str, query: dict[str, Any], read_timeout: float, holder: list[Any] | None = None
+        self, path: str, query: dict[str, Any], read_timeout: float, holder: list[Any] | None = None, pause: float = 0.0
     ) -> Iterator[dict[str, Any]]:
         """A watch: its events as they arrive (a stalled stream raises after `read_timeout`). The
-        open connection is put in `holder` while it streams, so another thread can end it."""
+        open connection is put in `holder` while it streams, so another thread can end it. With
+        `pause`, a read that brought events is followed by that many seconds before the next, so
+        a steady stream is taken in batches rather than woken for event by event."""
         wire, headers = self._open_watch(path, {**query, "watch": "true"}, read_timeout)
         if holder is not None:
             holder.append(wire)
@@ -463,6 +490,8 @@ class Connection:
                 for line in lines:
                     if line.strip():
                         yield orjson.loads(line)
+                if pause > 0:
+                    time.sleep(pause)
             if buffer.strip():
                 yield orjson.loads(buffer)
         finally:
@@ -576,6 +605,9 @@ class Informer:
     resync_seconds: float = 300.0
     watch_seconds: int = 300
     read_timeout: float = 60.0
+    # Events are taken from the watch at most this often while they keep coming (see `stream`):
+    # each wake-up of this thread takes the interpreter lock from the scheduling loop.
+    batch_seconds: float = 0.0
     resource_version: str = ""
     synced: threading.Event = field(default_factory=threading.Event)
     stopped: threading.Event = field(default_factory=threading.Event)
@@ -675,7 +707,7 @@ class Informer:
         }
         left = max(1.0, self.resync_seconds - (time.monotonic() - self._last_list))
         query["timeoutSeconds"] = str(int(min(self.watch_seconds, left)))
-        for event in self.connection.stream(self.kind.path, query, self.read_timeout, self._streams):
+        for event in self.connection.stream(self.kind.path, query, self.read_timeout, self._streams, self.batch_seconds):
             if self.stopped.is_set():
                 return
             kind, obj = event.get("type"), event.get("object") or {}
@@ -701,6 +733,9 @@ class KubernetesCluster(SimulatedCluster):
     watch_seconds: int = 300
     read_timeout: float = 60.0
     sync_timeout: float = 60.0
+    # How often at most each informer takes what its watch delivered while events keep coming
+    # (Informer.batch_seconds); a change reaches the scheduler up to this much later.
+    watch_batch_seconds: float = WATCH_BATCH_SECONDS
     reporting_instance: str = field(default_factory=lambda: f"schedconsole-{uuid.uuid4().hex[:8]}")
     lock: Any = field(default_factory=threading.RLock)
     informers: list[Informer] = field(default_factory=list)
@@ -725,6 +760,7 @@ class KubernetesCluster(SimulatedCluster):
     # Shadow mode: pending pods are renamed away from every profile (so nothing is queued or bound
     # here) and every write is refused; see cluster/shadow.py.
     shadow: bool = False
+    _inflight: Any = None  # cluster/inflight.py's InFlight, made at the first `bind_async`
 
     @classmethod
     def open(cls, connection: Connection, clock: Clock | None = None, **options: Any) -> KubernetesCluster:
@@ -740,6 +776,7 @@ class KubernetesCluster(SimulatedCluster):
                 cluster.resync_seconds,
                 cluster.watch_seconds,
                 cluster.read_timeout,
+                cluster.watch_batch_seconds,
             )
             informer.list_until_synced(cluster.sync_timeout)
             cluster.informers.append(informer)
@@ -838,6 +875,8 @@ class KubernetesCluster(SimulatedCluster):
         for informer in self.informers:
             informer.join(max(0.0, deadline - time.monotonic()))
         self._broadcaster = None
+        if self._inflight is not None:
+            self._inflight.close()
         self.connection.close()
 
     @property
@@ -965,13 +1004,34 @@ class KubernetesCluster(SimulatedCluster):
 
     def bind(self, pod: Any, node: str) -> None:
         """POST the `pods/binding` subresource; the informer then sees the pod bound."""
-        binding = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-        }
-        self._call("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", binding)
+        self._call("POST", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", _binding(pod, node))
+
+    def bind_async(self, pod: Any, node: str, done: Callable[[Any, BaseException | None], None]) -> bool:
+        """`bind` without waiting, from the scheduling thread (see cluster/inflight.py): `done`
+        runs from a later `poll_async` on that thread. False when it cannot go out now (no free
+        connection yet, no rate-limiter token, shadow mode): then `bind` it the ordinary way."""
+        if self.shadow:
+            return False
+        if self._inflight is None:
+            from scheduler.cluster.inflight import InFlight
+
+            self._inflight = InFlight(self.connection)
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
+        return bool(self._inflight.send("POST", path, _binding(pod, node), "application/json", done))
+
+    @property
+    def async_pending(self) -> int:
+        """`bind_async` requests whose answer has not been read."""
+        return self._inflight.pending if self._inflight is not None else 0
+
+    def poll_async(self) -> int:
+        """Read the answers that have arrived and run their `done` (on the calling thread)."""
+        return int(self._inflight.poll()) if self._inflight is not None else 0
+
+    def wait_async(self, timeout: float) -> None:
+        """Block until an answer has arrived, at most `timeout` (reads nothing)."""
+        if self._inflight is not None:
+            self._inflight.wait(timeout)
 
     def delete_pod(self, pod: Any) -> None:
         """DELETE with a uid precondition (a pod of the same name created since is left alone)."""
@@ -1079,6 +1139,15 @@ class KubernetesCluster(SimulatedCluster):
         except RemoteError as exc:
             raise api_error(str(exc), exc.reason) from None
         self._apply("Pod", "ADDED", {**created, "kind": "Pod"})
+
+
+def _binding(pod: Any, node: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
 
 
 def _doc_from_key(kind: str, key: str) -> dict[str, Any]:
