@@ -800,44 +800,30 @@ class Scheduler:
 
         def answered(_: Any, failure: BaseException | None) -> None:
             with self.lock:  # held already, unless another scheduler over the cluster polled
-                self._answered(failure, fwk, state, qpi, assumed, node, started, record)
+                self._in_flight_api -= 1
+                self._api_done.notify_all()
+                if isinstance(failure, Retry):
+                    # Refused for now (429, a 5xx with Retry-After) or sent on a connection the
+                    # server had closed: the pool's binding cycle sends it again, as a request on
+                    # it would have been retried.
+                    retry = failure
+
+                    def again() -> None:
+                        if retry.wait > 0:
+                            self._api_wait(retry.wait)
+                        self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record)
+
+                    self.run_api_task(again)
+                elif failure is not None:
+                    status = error(failure).with_plugin(DEFAULT_BINDER)  # as DefaultBinder reports it
+                    self._binding_failed(fwk, state, qpi, assumed, node, status, started, record)
+                else:
+                    self._binding_succeeded(fwk, state, qpi, assumed, node, started, record)
 
         if not self.cluster.bind_async(assumed, node, answered):
             return False
         self._in_flight_api += 1
         return True
-
-    def _answered(
-        self,
-        failure: BaseException | None,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: Pod,
-        node: str,
-        started: float,
-        record: AttemptRecord,
-    ) -> None:
-        """The answer to a binding request sent by `_bind_on_loop`: finish the binding cycle."""
-        self._in_flight_api -= 1
-        self._api_done.notify_all()
-        if isinstance(failure, Retry):
-            # Refused for now (429, a 5xx with Retry-After) or sent on a connection the server
-            # had closed: the pool's binding cycle sends it again, as a request on it would have
-            # been retried.
-            retry = failure
-
-            def again() -> None:
-                if retry.wait > 0:
-                    self._api_wait(retry.wait)
-                self._binding_cycle(fwk, state, qpi, assumed, node, started, Status(), record)
-
-            self.run_api_task(again)
-        elif failure is not None:
-            status = error(failure).with_plugin(DEFAULT_BINDER)  # as DefaultBinder reports it
-            self._binding_failed(fwk, state, qpi, assumed, node, status, started, record)
-        else:
-            self._binding_succeeded(fwk, state, qpi, assumed, node, started, record)
 
     def _poll_bindings(self) -> bool:
         """Finish the binding cycles whose answers have arrived (see `_bind_on_loop`)."""
