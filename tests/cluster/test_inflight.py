@@ -5,7 +5,11 @@ bindings never touch its API pool."""
 from __future__ import annotations
 
 import http.client
+import socket
+import ssl
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -137,6 +141,51 @@ def test_a_request_without_an_answer_fails_at_its_timeout() -> None:
     finally:
         inflight.close()
         server.close()
+
+
+def test_answers_over_tls_arriving_in_pieces_on_one_connection(tmp_path: Path) -> None:
+    from kubernetes import client
+
+    from tests.k8sapi.conftest import self_signed
+
+    cert, key = self_signed(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    listener = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with context.wrap_socket(conn, server_side=True) as tls, tls.makefile("rb") as rfile:
+            for n in range(2):
+                head = b""
+                while not head.endswith(b"\r\n\r\n"):
+                    head += rfile.readline()
+                length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                received.append(head + rfile.read(length))
+                # The answer in two TLS records, the second a little later.
+                tls.sendall(b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n")
+                time.sleep(0.05)
+                tls.sendall(b'7\r\n{"n":%d}\r\n0\r\n\r\n' % n)
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    configuration = client.Configuration()
+    configuration.host = f"https://127.0.0.1:{listener.getsockname()[1]}"
+    configuration.verify_ssl = False
+    configuration.api_key = {"authorization": "Bearer secret"}
+    inflight = InFlight(Connection(configuration, RateLimiter(0, 1)), limit=1)
+    results: list[tuple[Any, BaseException | None]] = []
+    try:
+        for n in range(2):
+            _send(inflight, results, {"n": n})
+            _answers(inflight, results, n + 1)
+        assert results == [({"n": 0}, None), ({"n": 1}, None)]
+        assert len(received) == 2 and all(b"authorization: bearer secret\r\n" in r.lower() for r in received)
+    finally:
+        inflight.close()
+        listener.close()
 
 
 def test_the_scheduler_binds_plain_pods_from_its_own_thread() -> None:
