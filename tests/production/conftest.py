@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,5 +19,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReque
         yield s
     finally:
         if request.session.testsfailed:
-            print(s.logs())
+            # Past pytest's capture: the teardown of a module's fixture belongs to its last test,
+            # whose output is not shown when that test passed.
+            print(s.logs(), file=sys.__stderr__, flush=True)
         s.close()
