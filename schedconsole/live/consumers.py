@@ -21,6 +21,12 @@ class ScoresConsumer(AsyncWebsocketConsumer):
     """Streams attempts to a logged-in client; the client may send `{"type": "filter", ...}`."""
 
     client: ClientBuffer | None = None
+    # No channel of its own: attempts reach a client through the process's hub, which reads the
+    # channel layer once for every client (hub.py). The default alias would give each connection
+    # a channel nobody sends to, and a channel-layer error while reading it (Redis slow or
+    # restarting) would end the connection with 1011 instead of costing the hub a retry. An
+    # alias with no configuration means no channel layer (`get_channel_layer`).
+    channel_layer_alias = "live-clients-read-the-hub"
 
     async def connect(self) -> None:
         """Refuse anonymous users; join the hub."""

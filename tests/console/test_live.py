@@ -356,3 +356,13 @@ async def test_a_burst_goes_through_the_server_when_its_protocol_lacks_what_the_
     consumer._send_text = one  # type: ignore[method-assign]
     await consumer._send_items([LiveItem("", "", "a"), LiveItem("", "", "b")])
     assert sent == ["a", "b"] and transport.writes == []
+
+
+def test_a_client_connection_holds_no_channel_of_its_own() -> None:
+    from channels.layers import get_channel_layer
+
+    from schedconsole.live.consumers import ScoresConsumer
+
+    # Attempts come through the hub; a per-connection channel would only be another way to fail.
+    assert get_channel_layer() is not None
+    assert get_channel_layer(ScoresConsumer.channel_layer_alias) is None
