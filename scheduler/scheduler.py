@@ -388,8 +388,10 @@ class Scheduler:
             # A real API server (cluster/kubernetes.py): its informers apply changes under this
             # lock, and its requests release the lock on the pool as `_api_wait` does.
             cluster.attach(self.lock, self._api_unlocked, self.submit)
-        # Plain bindings go out from the scheduling thread itself (`_bind_on_loop`).
+        # Plain bindings go out from the scheduling thread itself (`_bind_on_loop`), in the
+        # profiles whose only Bind plugin is DefaultBinder.
         self._bind_async = remote and callable(getattr(cluster, "bind_async", None))
+        self._default_binder_only = {name for name, fwk in self.profiles.items() if fwk.plugin_names("bind") == [DEFAULT_BINDER]}
 
     # ----- startup and events --------------------------------------------------------------
     def _pre_enqueue(self, pod: Pod) -> Status:
@@ -791,9 +793,7 @@ class Scheduler:
         DefaultBinder's request: no PreBind plugin has work for this pod (PreBindPreFlight said
         Skip). The request goes out now and its answer finishes the cycle on this thread, from
         `_poll_bindings` between later cycles (see cluster/inflight.py). False: bind on the pool."""
-        if not self._bind_async or getattr(self._on_pool, "active", False):
-            return False
-        if [e.name for e in fwk.points["bind"]] != [DEFAULT_BINDER]:
+        if not self._bind_async or fwk.profile_name not in self._default_binder_only or getattr(self._on_pool, "active", False):
             return False
         if fwk.run_pre_bind_preflights(state, assumed, node).code != Code.SKIP:
             return False
@@ -835,7 +835,7 @@ class Scheduler:
         over the same cluster."""
         deadline = time.monotonic() + timeout
         while self._bind_async and self.cluster.async_pending and time.monotonic() < deadline:
-            self.cluster.wait_async(STEP_WAIT_SECONDS)
+            self._wait_for_api(STEP_WAIT_SECONDS)
             with self.lock:
                 self._poll_bindings()
 

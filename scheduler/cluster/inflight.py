@@ -33,6 +33,8 @@ from typing import Any
 
 import orjson
 
+from scheduler.cluster.kubernetes import RemoteError, _Answer, _dechunk, _remote_error, parse_head, will_close
+
 log = logging.getLogger(__name__)
 
 # Errors of a non-blocking socket with nothing to read or no room to write yet.
@@ -243,8 +245,6 @@ class InFlight:
         self._dispatch(flight, answer)
 
     def _dispatch(self, flight: _Flight, answer: Any) -> None:
-        from scheduler.cluster.kubernetes import _remote_error
-
         if answer.status < 400:
             try:
                 decoded = orjson.loads(answer.body) if answer.body else None
@@ -260,8 +260,6 @@ class InFlight:
         flight.done(None, _remote_error(answer.status, answer.reason, answer.body))
 
     def _failure(self, flight: _Flight, why: str) -> Exception:
-        from scheduler.cluster.kubernetes import RemoteError
-
         return RemoteError(0, "ServiceUnavailable", f"{flight.method} {flight.path}: {why}")
 
 
@@ -288,8 +286,6 @@ def parse_answer(data: bytes, method: str, eof: bool) -> tuple[Any, int] | None:
     """One HTTP/1.1 answer from the start of `data`: (`_Answer`, bytes it took), or None while it
     is incomplete (`eof`: the server has closed, so an incomplete answer is an error, and a body
     without length or chunks ends here)."""
-    from scheduler.cluster.kubernetes import _Answer, parse_head
-
     pos = 0
     while True:
         end = data.find(b"\r\n\r\n", pos)
@@ -304,33 +300,19 @@ def parse_answer(data: bytes, method: str, eof: bool) -> tuple[Any, int] | None:
         pos = end + 4
         if not 100 <= status < 200:  # interim answers are skipped
             break
-    connection = headers.get("connection", "").lower()
-    will_close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+    closes = will_close(headers, version)
     if method == "HEAD" or status in (204, 304):
-        return _Answer(status, reason, headers, b"", will_close), pos
+        return _Answer(status, reason, headers, b"", closes), pos
     if "chunked" in headers.get("transfer-encoding", "").lower():
-        parts: list[bytes] = []
-        while True:
-            eol = data.find(b"\r\n", pos)
-            if eol < 0:
-                break
-            size = int(data[pos:eol].split(b";", 1)[0].strip(), 16)
-            if size == 0:  # the last chunk; then trailer lines, if any, and an empty line
-                if data.startswith(b"\r\n", eol + 2):
-                    used = eol + 4
-                else:
-                    trailers = data.find(b"\r\n\r\n", eol + 2)
-                    if trailers < 0:
-                        break
-                    used = trailers + 4
-                return _Answer(status, reason, headers, b"".join(parts), will_close), used
-            start = eol + 2
-            if len(data) < start + size + 2:
-                break
-            parts.append(data[start : start + size])
-            pos = start + size + 2
+        body, end, finished = _dechunk(data, pos)
+        if finished:  # then trailer lines, if any, and an empty line
+            if data.startswith(b"\r\n", end):
+                return _Answer(status, reason, headers, body, closes), end + 2
+            trailers = data.find(b"\r\n\r\n", end)
+            if trailers >= 0:
+                return _Answer(status, reason, headers, body, closes), trailers + 4
         if eof:
-            raise http.client.IncompleteRead(b"".join(parts))
+            raise http.client.IncompleteRead(body)
         return None
     if "content-length" in headers:
         length = int(headers["content-length"])
@@ -338,7 +320,7 @@ def parse_answer(data: bytes, method: str, eof: bool) -> tuple[Any, int] | None:
             if eof:
                 raise http.client.IncompleteRead(data[pos:], pos + length - len(data))
             return None
-        return _Answer(status, reason, headers, data[pos : pos + length], will_close), pos + length
+        return _Answer(status, reason, headers, data[pos : pos + length], closes), pos + length
     if not eof:
         return None
     return _Answer(status, reason, headers, data[pos:], True), len(data)

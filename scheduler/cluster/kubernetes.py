@@ -129,12 +129,11 @@ class _Wire:
         """Send one request and read its answer."""
         self.sock.sendall(message)
         status, reason, headers, version = self.read_head()
-        connection = headers.get("connection", "").lower()
-        will_close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+        closes = will_close(headers, version)
         if method == "HEAD" or status in (204, 304):
-            return _Answer(status, reason, headers, b"", will_close)
+            return _Answer(status, reason, headers, b"", closes)
         body, until_close = self.read_body(headers)
-        return _Answer(status, reason, headers, body, will_close or until_close)
+        return _Answer(status, reason, headers, body, closes or until_close)
 
     def read_head(self) -> tuple[int, str, dict[str, str], str]:
         """The answer's status line and headers, past any interim (1xx) answer."""
@@ -176,7 +175,8 @@ class _Wire:
                 yield data
                 continue
             pending += data
-            part, pending, finished = _dechunk(pending)
+            part, end, finished = _dechunk(pending)
+            pending = pending[end:]
             if part:
                 yield part
             if finished:
@@ -240,26 +240,31 @@ def _read_chunked(rfile: Any) -> bytes:
         rfile.readline(65537)  # the chunk's CRLF
 
 
-def _dechunk(data: bytes) -> tuple[bytes, bytes, bool]:
-    """The payload of the complete chunks at the start of `data`, the bytes left over (a chunk not
-    yet whole), and whether the last (empty) chunk was among them (its trailers are not read)."""
+def _dechunk(data: bytes, pos: int = 0) -> tuple[bytes, int, bool]:
+    """The payload of the complete chunks in `data` from `pos`, where they end, and whether the
+    last (empty) chunk was among them: then they end after its size line, where trailers, if
+    any, begin."""
     parts: list[bytes] = []
-    pos = 0
     while True:
         eol = data.find(b"\r\n", pos)
         if eol < 0:
             if len(data) - pos > 1024:
                 raise http.client.HTTPException("a chunk size line longer than 1024 bytes")
-            break
+            return b"".join(parts), pos, False
         size = int(data[pos:eol].split(b";", 1)[0].strip(), 16)
         if size == 0:
-            return b"".join(parts), b"", True
+            return b"".join(parts), eol + 2, True
         start = eol + 2
         if len(data) < start + size + 2:
-            break
+            return b"".join(parts), pos, False
         parts.append(data[start : start + size])
         pos = start + size + 2
-    return b"".join(parts), data[pos:], False
+
+
+def will_close(headers: dict[str, str], version: str) -> bool:
+    """Whether the server closes the connection after this answer."""
+    connection = headers.get("connection", "").lower()
+    return connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
 
 
 @dataclass(slots=True)

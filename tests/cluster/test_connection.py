@@ -168,7 +168,9 @@ def test_dechunking_fed_a_byte_at_a_time_gives_the_payload_once() -> None:
     wire = _chunked(b'{"type":"ADDED"}\n{"ty', b'pe":"MODIFIED"}\n', b"x" * 300)
     payload, pending, finished = b"", b"", False
     for i in range(len(wire)):
-        part, pending, finished = _dechunk(pending + wire[i : i + 1])
+        pending += wire[i : i + 1]
+        part, end, finished = _dechunk(pending)
+        pending = pending[end:]
         payload += part
         if finished:
             assert i < len(wire) - 1  # the trailers are not waited for
