@@ -8,8 +8,7 @@ Run from the root of the tree to check (it imports that tree's `scheduler`):
     PYTHONPATH=. python benchmarks/digest.py openb --data ../shared/data/openb
 
 Only the workload builders and the Scheduler's constructor are used, so it also runs on trees
-older than the bench flags it compares; workloads the checked tree lacks (openb, the pod-affinity ones) are
-built by this file's tree.
+older than the bench flags it compares; when the checked tree lacks openb, this file's tree builds it.
 """
 
 from __future__ import annotations
@@ -22,7 +21,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scheduler import bench
+try:
+    from scheduler.bench import run as bench_run
+    from scheduler.bench import workloads as bench
+except ImportError:  # a tree from before the bench package
+    from scheduler import bench  # type: ignore[no-redef]
+
+    bench_run = bench  # type: ignore[no-redef]
 from scheduler.api.loader import ClusterObjects
 from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
@@ -34,7 +39,7 @@ from scheduler.scheduler import Scheduler
 
 def _this_bench() -> Any:
     """This file's tree's bench module (for workloads the checked tree does not have yet)."""
-    here = Path(__file__).resolve().parent.parent / "scheduler" / "bench.py"
+    here = Path(__file__).resolve().parent.parent / "scheduler" / "bench" / "workloads.py"
     spec = importlib.util.spec_from_file_location("digest_bench", here)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -62,20 +67,26 @@ def main(argv: list[str]) -> int:
     if args.workload == "openb":
         work = _openb(args.data, args.nodes, args.pods)
     else:
-        workloads = bench.WORKLOADS if args.workload in bench.WORKLOADS else _this_bench().WORKLOADS
-        build, (n, i, p) = workloads[args.workload]
+        build, (n, i, p) = bench_run.WORKLOADS[args.workload]
         work = build(args.nodes or n, args.init_pods if args.init_pods is not None else i, args.pods or p)
     clock = VirtualClock(bench.START)
     cluster = SimulatedCluster.from_objects(ClusterObjects(nodes=work.nodes), clock)
     cluster.record_events = False
-    sched = Scheduler(default_config(), cluster, clock, new_registry(), seed=args.seed,
-                      feature_gates=parse_feature_gates(args.feature_gates), keep_records=True)
+    sched = Scheduler(
+        default_config(),
+        cluster,
+        clock,
+        new_registry(),
+        seed=args.seed,
+        feature_gates=parse_feature_gates(args.feature_gates),
+        keep_records=True,
+    )
     sched.start()
     for pod in work.init_pods:
         cluster.add_pod(pod)
     sched.run()
     if (work.arrivals and work.arrival_every > 0) or work.pace > 0:
-        bench._interleave_arrivals(sched, cluster, clock, work)
+        bench_run._interleave_arrivals(sched, cluster, clock, work)
     for pod in work.measured:
         cluster.add_pod(pod)
     sched.run()
@@ -84,7 +95,11 @@ def main(argv: list[str]) -> int:
     for r in sched.records:
         h.update(json.dumps([r.pod, r.outcome, r.node, r.nominated_node, r.victims, r.message]).encode())
         outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
-    print(json.dumps({"workload": args.workload, "attempts": len(sched.records), "outcomes": outcomes, "digest": h.hexdigest()[:16]}))
+    print(
+        json.dumps(
+            {"workload": args.workload, "attempts": len(sched.records), "outcomes": outcomes, "digest": h.hexdigest()[:16]}
+        )
+    )
     return 0
 
 

@@ -79,15 +79,19 @@ def main(argv: list[str]) -> int:
     for _ in range(args.pods):
         schedule_one()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    print(json.dumps({
-        "workload": "SchedulingBasic-floor",
-        "nodes": n,
-        "pods": args.pods,
-        "seconds": round(wall, 4),
-        "pods_per_second": round(args.pods / wall, 1),
-        "cpu_seconds": round(cpu, 4),
-        "pods_per_cpu_second": round(args.pods / cpu, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "workload": "SchedulingBasic-floor",
+                "nodes": n,
+                "pods": args.pods,
+                "seconds": round(wall, 4),
+                "pods_per_second": round(args.pods / wall, 1),
+                "cpu_seconds": round(cpu, 4),
+                "pods_per_cpu_second": round(args.pods / cpu, 1),
+            }
+        )
+    )
     return 0
 
 

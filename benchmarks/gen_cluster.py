@@ -24,7 +24,10 @@ def node(i: int) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
-            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
             "creationTimestamp": "2026-01-01T00:00:00Z",
             "labels": {
                 "beta.kubernetes.io/arch": "amd64",
@@ -42,17 +45,38 @@ def node(i: int) -> dict[str, Any]:
         },
         "spec": {"podCIDR": f"10.{i // 256 % 256}.{i % 256}.0/24", "providerID": f"aws:///eu-west-1a/i-{i:017x}"},
         "status": {
-            "addresses": [{"address": f"10.0.{i // 256 % 256}.{i % 256}", "type": "InternalIP"}, {"address": name, "type": "Hostname"}],
+            "addresses": [
+                {"address": f"10.0.{i // 256 % 256}.{i % 256}", "type": "InternalIP"},
+                {"address": name, "type": "Hostname"},
+            ],
             "allocatable": alloc,
             "capacity": {**alloc, "cpu": "4", "memory": "32598016Ki"},
             "conditions": [
-                {"lastHeartbeatTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2026-01-01T00:00:00Z",
-                 "message": "kubelet is posting ready status", "reason": "KubeletReady", "status": "True", "type": "Ready"},
+                {
+                    "lastHeartbeatTime": "2026-01-01T00:00:00Z",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    "message": "kubelet is posting ready status",
+                    "reason": "KubeletReady",
+                    "status": "True",
+                    "type": "Ready",
+                },
             ],
-            "images": [{"names": [f"registry.example.com/app-{k}@sha256:{k:064x}", f"registry.example.com/app-{k}:v1"], "sizeBytes": 50000000 + k}
-                       for k in range(i % 3)],
-            "nodeInfo": {"architecture": "amd64", "containerRuntimeVersion": "containerd://2.0.0", "kernelVersion": "6.1.0",
-                         "kubeProxyVersion": "v1.35.0", "kubeletVersion": "v1.35.0", "operatingSystem": "linux", "osImage": "Debian GNU/Linux 12"},
+            "images": [
+                {
+                    "names": [f"registry.example.com/app-{k}@sha256:{k:064x}", f"registry.example.com/app-{k}:v1"],
+                    "sizeBytes": 50000000 + k,
+                }
+                for k in range(i % 3)
+            ],
+            "nodeInfo": {
+                "architecture": "amd64",
+                "containerRuntimeVersion": "containerd://2.0.0",
+                "kernelVersion": "6.1.0",
+                "kubeProxyVersion": "v1.35.0",
+                "kubeletVersion": "v1.35.0",
+                "operatingSystem": "linux",
+                "osImage": "Debian GNU/Linux 12",
+            },
         },
     }
 
@@ -73,7 +97,9 @@ def pod(i: int, nodes: int) -> dict[str, Any]:
                 "resources": {"limits": {"memory": "512Mi"}, "requests": {"cpu": "100m", "memory": "256Mi"}},
                 "terminationMessagePath": "/dev/termination-log",
                 "terminationMessagePolicy": "File",
-                "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": "kube-api-access", "readOnly": True}],
+                "volumeMounts": [
+                    {"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": "kube-api-access", "readOnly": True}
+                ],
             }
         ],
         "dnsPolicy": "ClusterFirst",
@@ -89,13 +115,26 @@ def pod(i: int, nodes: int) -> dict[str, Any]:
             {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
             {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
         ],
-        "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}}],
+        "volumes": [
+            {
+                "name": "kube-api-access",
+                "projected": {
+                    "defaultMode": 420,
+                    "sources": [{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}],
+                },
+            }
+        ],
     }
     status: dict[str, Any] = {"phase": "Pending", "qosClass": "Burstable"}
     if bound:
         spec["nodeName"] = f"node-{i % nodes:05d}"
-        status = {"phase": "Running", "qosClass": "Burstable", "hostIP": "10.0.0.1", "podIP": f"10.1.{i // 256 % 256}.{i % 256}",
-                  "startTime": "2026-01-01T00:00:00Z"}
+        status = {
+            "phase": "Running",
+            "qosClass": "Burstable",
+            "hostIP": "10.0.0.1",
+            "podIP": f"10.1.{i // 256 % 256}.{i % 256}",
+            "startTime": "2026-01-01T00:00:00Z",
+        }
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -105,8 +144,16 @@ def pod(i: int, nodes: int) -> dict[str, Any]:
             "labels": {"app": app, "pod-template-hash": "7d9f8c6b5"},
             "name": name,
             "namespace": f"team-{i % 20}",
-            "ownerReferences": [{"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True, "kind": "ReplicaSet",
-                                 "name": f"{app}-7d9f8c6b5", "uid": f"11111111-0000-4000-8000-{i % 50:012d}"}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "blockOwnerDeletion": True,
+                    "controller": True,
+                    "kind": "ReplicaSet",
+                    "name": f"{app}-7d9f8c6b5",
+                    "uid": f"11111111-0000-4000-8000-{i % 50:012d}",
+                }
+            ],
             "resourceVersion": str(200000 + i),
             "uid": f"22222222-0000-4000-8000-{i:012d}",
         },

@@ -1,4 +1,4 @@
-"""Load benchmark (issue 8): read a large cluster file as YAML and as JSON, report MB/s and peak memory.
+"""Load benchmark: read a large cluster file as YAML and as JSON, report MB/s and peak memory.
 
     .venv/bin/python benchmarks/load_bench.py                      # 5000 nodes + 100000 pods
     .venv/bin/python benchmarks/load_bench.py --nodes 500 --pods 10000 --repeat 3
@@ -48,10 +48,18 @@ def child(path: str, tree: str) -> None:
     objs = load_cluster([path])
     seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     peak = high_water_mb()
-    print(json.dumps({
-        "seconds": seconds, "cpu_seconds": cpu_seconds, "peak_rss_mb": peak, "base_rss_mb": base,
-        "nodes": len(objs.nodes), "pods": len(objs.pods),
-    }))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "cpu_seconds": cpu_seconds,
+                "peak_rss_mb": peak,
+                "base_rss_mb": base,
+                "nodes": len(objs.nodes),
+                "pods": len(objs.pods),
+            }
+        )
+    )
 
 
 def ensure(path: pathlib.Path, fmt: str, nodes: int, pods: int) -> float:
@@ -108,15 +116,19 @@ def main() -> None:
         summary[fmt] = {"file_mb": round(size, 1)}
         for name, done in runs.items():
             prefix = f"{name}_" if name else ""
-            summary[fmt].update({
-                prefix + "mb_per_s": round(statistics.median(r["mb_per_s"] for r in done), 2),
-                prefix + "cpu_mb_per_s": round(statistics.median(r["cpu_mb_per_s"] for r in done), 2),
-                prefix + "peak_rss_mb": round(statistics.median(r["peak_rss_mb"] for r in done), 1),
-                prefix + "peak_over_size": round(statistics.median(r["peak_over_size"] for r in done), 2),
-            })
+            summary[fmt].update(
+                {
+                    prefix + "mb_per_s": round(statistics.median(r["mb_per_s"] for r in done), 2),
+                    prefix + "cpu_mb_per_s": round(statistics.median(r["cpu_mb_per_s"] for r in done), 2),
+                    prefix + "peak_rss_mb": round(statistics.median(r["peak_rss_mb"] for r in done), 1),
+                    prefix + "peak_over_size": round(statistics.median(r["peak_over_size"] for r in done), 2),
+                }
+            )
         if args.reference:
             # CPU time of the pairs run back to back (this tree's over the reference's).
-            pairs = [theirs["cpu_seconds"] / ours["cpu_seconds"] for ours, theirs in zip(runs[""], runs["reference"], strict=True)]
+            pairs = [
+                theirs["cpu_seconds"] / ours["cpu_seconds"] for ours, theirs in zip(runs[""], runs["reference"], strict=True)
+            ]
             summary[fmt]["cpu_ratio_pairs"] = [round(p, 2) for p in pairs]
             summary[fmt]["cpu_ratio_median"] = round(statistics.median(pairs), 2)
     print(json.dumps(summary))

@@ -40,7 +40,10 @@ CONFIG = {
     "kind": "KubeSchedulerConfiguration",
     "profiles": [
         {"schedulerName": "default-scheduler"},
-        {"schedulerName": "koordinator", "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}, {"name": "Coscheduling"}]}}},
+        {
+            "schedulerName": "koordinator",
+            "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}, {"name": "Coscheduling"}]}},
+        },
     ],
 }
 
@@ -53,17 +56,44 @@ def seed(nodes: int, pending: int, unschedulable: int) -> list[dict[str, Any]]:
     ]
 
     def pod(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
-        body = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}], **spec}
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"}, "spec": body}
+        body = {
+            "containers": [
+                {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}
+            ],
+            **spec,
+        }
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"},
+            "spec": body,
+        }
 
     for i in range(nodes):
         name = f"node-{i:05d}"
-        docs.append({"apiVersion": "v1", "kind": "Node",
-                     "metadata": {"name": name, "uid": f"uid-{name}", "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": ZONES[i % 3]}},
-                     "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}})
-        docs.append({"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric",
-                     "metadata": {"name": name, "annotations": {"simulation.schedconsole.io/usage-ratio": ("0.9", "0.5", "0.2")[i % 3]}},
-                     "spec": {"metricCollectPolicy": {"reportIntervalSeconds": 60}}})
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "uid": f"uid-{name}",
+                    "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": ZONES[i % 3]},
+                },
+                "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
+            }
+        )
+        docs.append(
+            {
+                "apiVersion": "slo.koordinator.sh/v1alpha1",
+                "kind": "NodeMetric",
+                "metadata": {
+                    "name": name,
+                    "annotations": {"simulation.schedconsole.io/usage-ratio": ("0.9", "0.5", "0.2")[i % 3]},
+                },
+                "spec": {"metricCollectPolicy": {"reportIntervalSeconds": 60}},
+            }
+        )
         for j in range(2 + i % 4):
             docs.append(pod(f"bound-{i:05d}-{j}", "800m", nodeName=name))
     for i in range(pending):
@@ -76,7 +106,10 @@ def seed(nodes: int, pending: int, unschedulable: int) -> list[dict[str, Any]]:
     for gang, size, cpu in (("train-a", 4, "100m"), ("train-huge", 3, "20")):
         for i in range(size):
             doc = pod(f"{gang}-{i}", cpu, schedulerName="koordinator")
-            doc["metadata"]["annotations"] = {"gang.scheduling.koordinator.sh/name": gang, "gang.scheduling.koordinator.sh/min-available": str(size)}
+            doc["metadata"]["annotations"] = {
+                "gang.scheduling.koordinator.sh/name": gang,
+                "gang.scheduling.koordinator.sh/min-available": str(size),
+            }
             docs.append(doc)
     return docs
 
@@ -92,20 +125,31 @@ class Console:
             self.port = int(s.getsockname()[1])
         self.var = Path(tempfile.mkdtemp(prefix="pages-bench-"))
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {**os.environ, "SCHEDCONSOLE_VAR_DIR": str(self.var), "SCHEDCONSOLE_DEMO": "false", "SCHEDCONSOLE_ADMIN_PASSWORD": PASSWORD,
-                    "SCHEDCONSOLE_CONTROL_TIMEOUT": "300", "PORT": str(self.port), "DJANGO_SETTINGS_MODULE": "schedconsole.settings"}
+        self.env = {
+            **os.environ,
+            "SCHEDCONSOLE_VAR_DIR": str(self.var),
+            "SCHEDCONSOLE_DEMO": "false",
+            "SCHEDCONSOLE_ADMIN_PASSWORD": PASSWORD,
+            "SCHEDCONSOLE_CONTROL_TIMEOUT": "300",
+            "PORT": str(self.port),
+            "DJANGO_SETTINGS_MODULE": "schedconsole.settings",
+        }
         for key in ("REDIS_URL", "DATABASE_URL"):
             self.env.pop(key, None)
         (self.var / "seed.json").write_text(json.dumps(seed(nodes, pending, unschedulable)))
         (self.var / "config.json").write_text(json.dumps(CONFIG))
-        code = ("import django, json; django.setup(); from django.core.management import call_command; call_command('migrate', verbosity=0); "
-                "from schedconsole.engine import bridge; from schedconsole.engine.store import save_documents; "
-                "from schedconsole.profiles.models import ProfileVersion; "
-                f"ProfileVersion.objects.create(version=1, document=json.load(open({str(self.var / 'config.json')!r})), active=True, comment='bench'); "
-                f"save_documents([bridge.with_defaults(d, d['kind']) for d in json.load(open({str(self.var / 'seed.json')!r}))])")
+        code = (
+            "import django, json; django.setup(); from django.core.management import call_command; call_command('migrate', verbosity=0); "
+            "from schedconsole.engine import bridge; from schedconsole.engine.store import save_documents; "
+            "from schedconsole.profiles.models import ProfileVersion; "
+            f"ProfileVersion.objects.create(version=1, document=json.load(open({str(self.var / 'config.json')!r})), active=True, comment='bench'); "
+            f"save_documents([bridge.with_defaults(d, d['kind']) for d in json.load(open({str(self.var / 'seed.json')!r}))])"
+        )
         subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=self.env, check=True)
         self.log = (self.var / "console.log").open("w")
-        self.proc = subprocess.Popen([sys.executable, "manage.py", "runconsole"], cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "runconsole"], cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + 900  # a loaded 2-core machine takes minutes to load 32500 objects
         while f"Console: {self.url}/" not in (self.var / "console.log").read_text():
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -132,7 +176,9 @@ class Console:
 
     def history_bytes(self) -> dict[str, Any]:
         """Attempts kept and the bytes of an unschedulable one's stored row (mean and largest)."""
-        count, mean, largest = self._db("select count(*), avg(length(detail)), max(length(detail)) from history_attempt where outcome = 'Unschedulable'")
+        count, mean, largest = self._db(
+            "select count(*), avg(length(detail)), max(length(detail)) from history_attempt where outcome = 'Unschedulable'"
+        )
         return {"unschedulable_attempts": count, "detail_bytes_mean": round(mean or 0), "detail_bytes_max": largest or 0}
 
     def login(self) -> None:
@@ -155,8 +201,12 @@ class Console:
 
     def send(self, method: str, path: str, body: Any) -> tuple[float, Any]:
         """Milliseconds and JSON answer of one JSON request with the session's CSRF token."""
-        request = urllib.request.Request(self.url + path, method=method, data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json", "X-CSRFToken": self.csrf, "Referer": self.url})
+        request = urllib.request.Request(
+            self.url + path,
+            method=method,
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "X-CSRFToken": self.csrf, "Referer": self.url},
+        )
         start = time.perf_counter()
         with self.opener.open(request, timeout=300) as response:
             answer = json.loads(response.read())
@@ -185,9 +235,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pending", type=int, default=10000)
-    parser.add_argument("--unschedulable", type=int, default=None, help="pending pods the engine tries (default: all; the rest wait behind a scheduling gate)")
+    parser.add_argument(
+        "--unschedulable",
+        type=int,
+        default=None,
+        help="pending pods the engine tries (default: all; the rest wait behind a scheduling gate)",
+    )
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--during-retries", action="store_true", help="measure once the engine retries the pending pods (the queue's 5-minute leftover flush)")
+    parser.add_argument(
+        "--during-retries",
+        action="store_true",
+        help="measure once the engine retries the pending pods (the queue's 5-minute leftover flush)",
+    )
     args = parser.parse_args()
     if args.unschedulable is None:
         args.unschedulable = args.pending
@@ -195,19 +254,49 @@ def main() -> None:
     try:
         settled = console.settle()
         if args.during_retries:
-            while console._db("select count(*) from history_attempt where pod like 'bench/pending-%'")[0] < args.unschedulable + 200:
+            while (
+                console._db("select count(*) from history_attempt where pod like 'bench/pending-%'")[0] < args.unschedulable + 200
+            ):
                 time.sleep(5)
         console.login()
-        print(json.dumps({"settled_seconds": round(settled, 1), "during_retries": args.during_retries, "pending_active": console.pending_active(), **console.history_bytes()}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "settled_seconds": round(settled, 1),
+                    "during_retries": args.during_retries,
+                    "pending_active": console.pending_active(),
+                    **console.history_bytes(),
+                }
+            ),
+            flush=True,
+        )
         # A finished import job for /jobs/ and /jobs/1/ (a job page while it runs polls the API instead).
         _, job = console.send("POST", "/api/bench/", {"workload": "SchedulingBasic", "nodes": 100, "initPods": 10, "pods": 200})
         while console.send_get(f"/api/jobs/{job['id']}/")["state"] not in ("done", "failed"):
             time.sleep(1)
         pending_pod = "/pods/bench/pending-00000/"
-        pages = ["/overview/", "/", "/pods/", "/pods/?offset=9000", "/pods/?queue=unschedulable&offset=900", "/pods/?q=pending-0999", pending_pod,
-                 "/pods/bench/bound-00000-0/", "/nodes/", "/nodes/?sort=-cpu", "/nodes/?q=topology.kubernetes.io/zone=zone-b&sort=-memory&offset=1000",
-                 "/nodes/node-00007/", "/gangs/", "/preemption/", "/profiles/", "/thresholds/", "/plugin-api/", "/attempts/1/",
-                 "/jobs/", "/jobs/1/"]
+        pages = [
+            "/overview/",
+            "/",
+            "/pods/",
+            "/pods/?offset=9000",
+            "/pods/?queue=unschedulable&offset=900",
+            "/pods/?q=pending-0999",
+            pending_pod,
+            "/pods/bench/bound-00000-0/",
+            "/nodes/",
+            "/nodes/?sort=-cpu",
+            "/nodes/?q=topology.kubernetes.io/zone=zone-b&sort=-memory&offset=1000",
+            "/nodes/node-00007/",
+            "/gangs/",
+            "/preemption/",
+            "/profiles/",
+            "/thresholds/",
+            "/plugin-api/",
+            "/attempts/1/",
+            "/jobs/",
+            "/jobs/1/",
+        ]
         timings: dict[str, list[float]] = {p: [] for p in pages}
         sizes: dict[str, int] = {}
         for _ in range(args.repeat):
@@ -217,22 +306,45 @@ def main() -> None:
                 sizes[path] = size
         rows = []
         for path in pages:
-            row = {"page": path, "median_ms": round(statistics.median(timings[path]), 1), "max_ms": round(max(timings[path]), 1), "bytes": sizes[path]}
+            row = {
+                "page": path,
+                "median_ms": round(statistics.median(timings[path]), 1),
+                "max_ms": round(max(timings[path]), 1),
+                "bytes": sizes[path],
+            }
             rows.append(row)
             print(json.dumps(row), flush=True)
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pending-00000", "namespace": "bench"},
-               "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "pending-00000", "namespace": "bench"},
+            "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]},
+        }
         actions = {
             "POST /api/whatif/diff/": ("POST", "/api/whatif/diff/", {"pod": pod}),
-            "PUT /api/plugin-args/LoadAwareScheduling/?dry_run=true": ("PUT", "/api/plugin-args/LoadAwareScheduling/?dry_run=true",
-                                                                       {"args": {"usageThresholds": {"cpu": 80, "memory": 95}}, "profile": "koordinator"}),
+            "PUT /api/plugin-args/LoadAwareScheduling/?dry_run=true": (
+                "PUT",
+                "/api/plugin-args/LoadAwareScheduling/?dry_run=true",
+                {"args": {"usageThresholds": {"cpu": 80, "memory": 95}}, "profile": "koordinator"},
+            ),
         }
         for label, (method, path, body) in actions.items():
             times = [console.send(method, path, body)[0] for _ in range(3)]
             print(json.dumps({"action": label, "median_ms": round(statistics.median(times), 1)}), flush=True)
         worst = max(rows, key=lambda r: r["median_ms"])
-        print(json.dumps({"nodes": args.nodes, "pending": args.pending, "unschedulable": args.unschedulable, "pages": len(rows), "worst_page": worst["page"], "worst_median_ms": worst["median_ms"],
-                          "largest_bytes": max(r["bytes"] for r in rows)}))
+        print(
+            json.dumps(
+                {
+                    "nodes": args.nodes,
+                    "pending": args.pending,
+                    "unschedulable": args.unschedulable,
+                    "pages": len(rows),
+                    "worst_page": worst["page"],
+                    "worst_median_ms": worst["median_ms"],
+                    "largest_bytes": max(r["bytes"] for r in rows),
+                }
+            )
+        )
     finally:
         console.stop()
 

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from scheduler import bench
+from scheduler.bench import run as bench
 from scheduler.preemption.evaluator import Evaluator
 from scheduler.scheduler import Scheduler
 

@@ -1,7 +1,7 @@
 """Load check of the production wiring: the engine's throughput with and without 200 websocket
-clients on daphne and 50 concurrent REST clients, and the REST clients' p95 latencies.
+clients on the web server (uvicorn) and 50 concurrent REST clients, and the REST clients' p95 latencies.
 
-One stack (tests/production/harness.py: PostgreSQL, a private Redis, daphne, two engine workers of
+One stack (tests/support/stack.py: PostgreSQL, a private Redis, uvicorn, two engine workers of
 which one leads, a task worker). Runs alternate, `--repeat` times each, on the same stack:
   quiet   N pods imported; the rate runs from the first attempt to the last binding stored
   loaded  the same while W websocket clients read /ws/scores/ and C threads loop over REST routes
@@ -24,23 +24,34 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.production.harness import Stack, nodes_yaml, pods_yaml, wait_for
+from tests.support.stack import Stack, nodes_yaml, pods_yaml
+from tests.support.waits import wait_for
 
 ROUTES = ("/api/nodes/?limit=20", "/apis/v1/nodes/node-{i}", "/api/pods/?limit=20", "/api/queue/", "/apis/v1/__services__")
 
 
 def _rate(stack: Stack, prefix: str, pods: int) -> float:
-    wait_for(lambda: stack.query(f"SELECT COUNT(*) FROM cluster_binding WHERE pod LIKE 'default/{prefix}-%'")[0][0] >= pods, 900, 0.25, what="all bound")
-    (first,), = stack.query(f"SELECT MIN(at) FROM history_attempt WHERE pod LIKE 'default/{prefix}-%'")
-    (last,), = stack.query(f"SELECT MAX(at) FROM cluster_binding WHERE pod LIKE 'default/{prefix}-%'")
+    wait_for(
+        lambda: stack.query(f"SELECT COUNT(*) FROM cluster_binding WHERE pod LIKE 'default/{prefix}-%'")[0][0] >= pods,
+        900,
+        0.25,
+        what="all bound",
+        ignoring=(Exception,),
+    )
+    ((first,),) = stack.query(f"SELECT MIN(at) FROM history_attempt WHERE pod LIKE 'default/{prefix}-%'")
+    ((last,),) = stack.query(f"SELECT MAX(at) FROM cluster_binding WHERE pod LIKE 'default/{prefix}-%'")
     return pods / (last - first).total_seconds()
 
 
-async def _ws_clients(stack: Stack, cookie: str, n: int, counts: list[int], ready: threading.Event, stop: threading.Event) -> None:
+async def _ws_clients(
+    stack: Stack, cookie: str, n: int, counts: list[int], ready: threading.Event, stop: threading.Event
+) -> None:
     import websockets
 
     url = f"ws://127.0.0.1:{stack.web_port}/ws/scores/"
-    conns = [await websockets.connect(url, additional_headers={"Cookie": cookie}, origin=stack.url, max_queue=None) for _ in range(n)]
+    conns = [
+        await websockets.connect(url, additional_headers={"Cookie": cookie}, origin=stack.url, max_queue=None) for _ in range(n)
+    ]
     for ws in conns:
         await ws.recv()
     ready.set()
@@ -58,7 +69,9 @@ async def _ws_clients(stack: Stack, cookie: str, n: int, counts: list[int], read
         await ws.close()
 
 
-def _rest_clients(stack: Stack, n: int, nodes: int, stop: threading.Event, times: dict[str, list[float]], errors: list[int]) -> list[threading.Thread]:
+def _rest_clients(
+    stack: Stack, n: int, nodes: int, stop: threading.Event, times: dict[str, list[float]], errors: list[int]
+) -> list[threading.Thread]:
     def loop(k: int) -> None:
         i = k
         while not stop.is_set():
@@ -99,7 +112,7 @@ def main() -> None:
     try:
         for name in ("web", "engine-a", "engine-b", "tasks"):
             stack.start(name)
-        wait_for(lambda: stack.http("GET", "/readyz", auth=False)[0] == 200, 60, what="readyz")
+        wait_for(lambda: stack.http("GET", "/readyz", auth=False)[0] == 200, 60, 0.1, what="readyz", ignoring=(Exception,))
         assert stack.http("POST", "/api/import/", nodes_yaml(args.nodes, cpu="4"), content_type="application/yaml")[0] == 201
         stack.http("PUT", "/api/debug-flags/", {"debugTopNScores": 5, "debugFilterFailure": False})
         cookie = stack.session_cookie()
@@ -116,13 +129,19 @@ def main() -> None:
                 threads: list[threading.Thread] = []
                 if mode == "loaded":
                     ready = threading.Event()
-                    threads.append(threading.Thread(target=asyncio.run, args=(_ws_clients(stack, cookie, args.ws, counts, ready, stop),), daemon=True))
+                    threads.append(
+                        threading.Thread(
+                            target=asyncio.run, args=(_ws_clients(stack, cookie, args.ws, counts, ready, stop),), daemon=True
+                        )
+                    )
                     threads[0].start()
                     if not ready.wait(120):
                         raise RuntimeError("websocket clients did not connect")
                     threads += _rest_clients(stack, args.rest, args.nodes, stop, times, errors)
                     time.sleep(1.0)
-                status, body = stack.http("POST", "/api/import/", pods_yaml(args.pods, prefix), content_type="application/yaml", timeout=300)
+                status, body = stack.http(
+                    "POST", "/api/import/", pods_yaml(args.pods, prefix), content_type="application/yaml", timeout=300
+                )
                 assert status == 201, body
                 rate = _rate(stack, prefix, args.pods)
                 stop.set()
@@ -130,17 +149,34 @@ def main() -> None:
                     t.join(15)
                 line: dict[str, Any] = {"mode": mode, "run": run, "pods": args.pods, "pods_per_second": round(rate, 1)}
                 if mode == "loaded":
-                    line.update({"ws_clients": args.ws, "ws_attempts": counts[0], "ws_other": counts[1], "rest_clients": args.rest, "rest_errors": errors[0],
-                                 "rest_requests": sum(len(v) for v in times.values()), "p95_ms": {r: _p95(v) for r, v in times.items()}})
+                    line.update(
+                        {
+                            "ws_clients": args.ws,
+                            "ws_attempts": counts[0],
+                            "ws_other": counts[1],
+                            "rest_clients": args.rest,
+                            "rest_errors": errors[0],
+                            "rest_requests": sum(len(v) for v in times.values()),
+                            "p95_ms": {r: _p95(v) for r, v in times.items()},
+                        }
+                    )
                     for route, values in times.items():
                         p95s.setdefault(route, []).append(_p95(values))
                     loaded.append(rate)
                 else:
                     quiet.append(rate)
                 print(json.dumps(line), flush=True)
-        print(json.dumps({"summary": True, "quiet_median": round(statistics.median(quiet), 1), "loaded_median": round(statistics.median(loaded), 1),
-                          "loaded_over_quiet": round(statistics.median(loaded) / statistics.median(quiet), 3),
-                          "p95_ms_median": {r: statistics.median(v) for r, v in p95s.items()}}))
+        print(
+            json.dumps(
+                {
+                    "summary": True,
+                    "quiet_median": round(statistics.median(quiet), 1),
+                    "loaded_median": round(statistics.median(loaded), 1),
+                    "loaded_over_quiet": round(statistics.median(loaded) / statistics.median(quiet), 3),
+                    "p95_ms_median": {r: statistics.median(v) for r, v in p95s.items()},
+                }
+            )
+        )
     finally:
         stack.close()
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The image's build steps, also run by CI (.ci/run) so that they are exercised on every change:
-# the virtual environment with requirements.txt (./setup.sh), then the static files collected
+# the virtual environment with the pinned runtime, requirements.lock (./setup.sh), then the static files collected
 # for WhiteNoise with the production storage (hashed, compressed names).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -14,7 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "schedconsole.settings")
 
 app = Celery("schedconsole")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["schedconsole.engine", "schedconsole.cluster"])
+app.autodiscover_tasks(["schedconsole.engine", "schedconsole.cluster", "schedconsole.replay"])
 
 
 def _add_engine_step() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 
@@ -50,7 +51,7 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def database_from_url(url: str, name: str = "DATABASE_URL") -> dict[str, object]:
+def database_from_url(url: str, name: str = "DATABASE_URL") -> dict[str, Any]:
     """A Django DATABASES entry from `sqlite:///path` or `postgres://user:pass@host:port/db`."""
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
@@ -74,12 +75,17 @@ def database_from_url(url: str, name: str = "DATABASE_URL") -> dict[str, object]
         if not parsed.path.strip("/"):
             raise SettingError(f"{name}: {url!r} names no database")
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            # Django's PostgreSQL backend with a bounded number of connections (schedconsole/db/base.py).
+            "ENGINE": "schedconsole.db",
             "NAME": unquote(parsed.path.lstrip("/")),
             "USER": unquote(parsed.username or ""),
             "PASSWORD": unquote(parsed.password or ""),
             "HOST": parsed.hostname or "",
             "PORT": str(parsed.port or ""),
-            "CONN_MAX_AGE": 60,
+            # Not kept between requests (each ASGI request has a thread of its own; a kept connection
+            # lost in an outage was reused until a restart); checked before reuse elsewhere.
+            "CONN_MAX_AGE": 0,
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": {"connect_timeout": 5},
         }
     raise SettingError(f"{name}: unsupported scheme {parsed.scheme!r} in {url!r}; use sqlite:/// or postgres://")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 from schedconsole.env import SettingError, database_from_url, env_bool, env_int, env_list, env_str
 
@@ -36,7 +37,6 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "schedconsole.engine",
     "schedconsole.cluster",
     "schedconsole.history",
+    "schedconsole.replay",
     "schedconsole.profiles",
     "schedconsole.api",
     "schedconsole.live",
@@ -60,6 +61,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "schedconsole.limits.ControlCharactersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     *([] if EMBEDDED else ["whitenoise.middleware.WhiteNoiseMiddleware"]),
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -94,7 +96,13 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Tests run the engine's threads against the test database: a file, not shared memory.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# PostgreSQL connections one process may hold at once, and how long a request waits for one
+# before it is answered 503 with Retry-After (see schedconsole/db/base.py).
+DB_POOL_MAX = env_int("SCHEDCONSOLE_DB_POOL_MAX", 20, minimum=1)
+DB_POOL_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_DB_POOL_TIMEOUT", 5, minimum=0)
 
+CACHES: dict[str, dict[str, str]]
+CHANNEL_LAYERS: dict[str, dict[str, Any]]
 if EMBEDDED:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
@@ -108,10 +116,12 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 600
+# A started task names its worker in its result, so a caller can tell when that worker is gone.
+CELERY_TASK_TRACK_STARTED = True
 # Control tasks go to the leader's own queue (`<hostname>.dq2`); see engine/worker.py. Sent without
 # a queue, one lands on `engine`, where any engine worker takes it and a follower answers 503.
 CELERY_WORKER_DIRECT = True
-CELERY_TASK_ROUTES = {"schedconsole.engine.control": {"queue": "engine"}}
+CELERY_TASK_ROUTES = {"schedconsole.engine.control": {"queue": "engine"}, "schedconsole.replay.part": {"queue": "replay"}}
 # Threads, not processes: an engine worker's tasks must reach the engine thread of its own process.
 CELERY_WORKER_POOL = "threads"
 CELERY_WORKER_CONCURRENCY = env_int("SCHEDCONSOLE_WORKER_CONCURRENCY", 8, minimum=1)
@@ -166,14 +176,14 @@ if not EMBEDDED:
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "schedconsole.accounts.authentication.BearerTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["schedconsole.accounts.permissions.ViewerReadOperatorWrite"],
     "DEFAULT_PAGINATION_CLASS": "schedconsole.api.base.ListPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "schedconsole.api.parsers.JSONParser",
         "schedconsole.api.parsers.YAMLParser",
         "schedconsole.api.parsers.TextYAMLParser",
         "schedconsole.api.parsers.XYAMLParser",
@@ -183,14 +193,29 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "schedconsole API",
-    "DESCRIPTION": "The console's REST API: nodes, pods, queue, attempts, profiles, plugin args, what-if.",
+    "DESCRIPTION": "The console's REST API (nodes, pods, queue, attempts, profiles, plugin args, what-if, jobs, audit) and "
+    "Koordinator's routes (/apis/v1/..., /debug/flags/s|f). CPU amounts are integers in millicores, memory and storage in bytes.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its browser behind login, as every page but the health probes.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
+    # The console API and Koordinator's routes (served by async views, described in koord_schema).
+    "DEFAULT_GENERATOR_CLASS": "schedconsole.api.schema_generator.ConsoleSchemaGenerator",
+    "ENUM_NAME_OVERRIDES": {
+        "PodKindEnum": ["Pod"],
+        "JobKindEnum": ["import", "bench", "replay"],
+        "JobStateEnum": ["queued", "running", "done", "failed", "cancelled"],
+        "ReplayCandidateStateEnum": ["queued", "done", "failed", "cancelled"],
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# The first operator `manage.py prepare` creates in production (both set, or neither).
+OPERATOR_USERNAME = env_str("SCHEDCONSOLE_OPERATOR_USERNAME", "")
+OPERATOR_PASSWORD = env_str("SCHEDCONSOLE_OPERATOR_PASSWORD", "")
 
 # The console's own knobs.
 HISTORY_RETENTION_DAYS = env_int("SCHEDCONSOLE_HISTORY_RETENTION_DAYS", 7, minimum=0)
@@ -203,10 +228,15 @@ IMPORT_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_IMPORT_TIMEOUT", 120, minimum=1)
 CONTROL_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_CONTROL_TIMEOUT", 10, minimum=1)
 DEBUG_TOP_N_SCORES = env_int("SCHEDCONSOLE_DEBUG_TOP_N", 5, minimum=0)
 PLUGIN_TIMING_EVERY = env_int("SCHEDCONSOLE_PLUGIN_TIMING_EVERY", 10, minimum=0)
+RESULT_ANNOTATIONS = env_bool("SCHEDCONSOLE_RESULT_ANNOTATIONS", True)
 DEMO_CLUSTER = env_bool("SCHEDCONSOLE_DEMO", True)
 DEMO_TRICKLE_PODS_PER_SECOND = env_int("SCHEDCONSOLE_DEMO_TRICKLE", 1, minimum=0)
 ENGINE_SEED = env_int("SCHEDCONSOLE_SEED", 0)
+# Failed logins a minute (accounts/views.py): per address and name, per address, and over all
+# addresses for names no user has.
 LOGIN_RATE_LIMIT = env_int("SCHEDCONSOLE_LOGIN_RATE_LIMIT", 5, minimum=1)
+LOGIN_ADDRESS_LIMIT = env_int("SCHEDCONSOLE_LOGIN_ADDRESS_LIMIT", 20, minimum=1)
+LOGIN_UNKNOWN_LIMIT = env_int("SCHEDCONSOLE_LOGIN_UNKNOWN_LIMIT", 30, minimum=1)
 LIVE_CLIENT_BUFFER = env_int("SCHEDCONSOLE_LIVE_CLIENT_BUFFER", 64, minimum=1)
 LIVE_CLIENT_RATE = env_int("SCHEDCONSOLE_LIVE_CLIENT_RATE", 5, minimum=0)
 # runconsole (web and engine in one process): how long a thread may hold the interpreter lock while
@@ -216,13 +246,17 @@ SWITCH_INTERVAL_MS = env_int("SCHEDCONSOLE_SWITCH_INTERVAL_MS", 1, minimum=1)
 # Embedded: console jobs (background imports, benchmarks) run at once; more wait queued. In production
 # the task worker's own concurrency (celery --concurrency) bounds them.
 JOBS_CONCURRENCY = env_int("SCHEDCONSOLE_JOBS_CONCURRENCY", 2, minimum=1)
+# Replays (docs/replay.md): embedded, the local process pool's size (production: the task workers);
+# the openb trace's folder (the data stays outside the repository).
+REPLAY_WORKERS = env_int("SCHEDCONSOLE_REPLAY_WORKERS", 2, minimum=1)
+REPLAY_OPENB_DATA = env_str("SCHEDCONSOLE_REPLAY_OPENB_DATA", str(BASE_DIR.parent / "shared" / "data" / "openb"))
 # The Kubernetes-compatible API under /k8s (and the cluster backends).
 K8S_WATCH_TIMEOUT_SECONDS = env_int("SCHEDCONSOLE_K8S_WATCH_TIMEOUT", 1800, minimum=1)
 K8S_BOOKMARK_SECONDS = env_int("SCHEDCONSOLE_K8S_BOOKMARK_SECONDS", 5, minimum=1)
 K8S_WATCH_POLL_SECONDS = 0.05
 # What the engine schedules: the simulated cluster (default), a live cluster (`cluster`: pods whose
 # schedulerName names one of the profiles, while holding the Lease), or `shadow` (a live cluster,
-# binding nothing, compared with the cluster's own scheduler). See the README's "Real clusters".
+# binding nothing, compared with the cluster's own scheduler). See docs/real-clusters.md.
 CLUSTER_MODE = env_str("SCHEDCONSOLE_MODE", "simulated")
 if CLUSTER_MODE not in ("simulated", "cluster", "shadow"):
     raise SettingError(f"SCHEDCONSOLE_MODE: invalid value {CLUSTER_MODE!r}; valid: simulated, cluster, shadow")
@@ -244,4 +278,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    # Koordinator's debug output: with debugTopNScores > 0 each attempt's top-N score table (and,
+    # with debugFilterFailure, each node's filter failure) goes to the log, as koord-scheduler logs it.
+    "loggers": {"scheduler.frameworkext.debug": {"level": "INFO"}},
 }

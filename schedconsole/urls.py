@@ -8,7 +8,7 @@ from django.views.generic import RedirectView
 
 from schedconsole.accounts.views import RateLimitedLoginView
 from schedconsole.api import koord
-from schedconsole.pages import cluster_views, config_views, job_views, koord_views
+from schedconsole.pages import cluster_views, config_views, job_views, koord_views, replay_views
 from schedconsole.pages import views as pages
 
 urlpatterns = [
@@ -27,8 +27,11 @@ urlpatterns = [
     path("profiles/apply/", config_views.profile_apply, name="profile-apply"),
     path("profiles/<int:version>/activate/", config_views.profile_activate, name="profile-activate"),
     path("thresholds/", config_views.thresholds, name="thresholds"),
+    path("audit/", config_views.audit, name="audit"),
     path("jobs/", job_views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", job_views.job_page, name="job"),
+    path("replay/", replay_views.replays_page, name="replays"),
+    path("replay/<int:pk>/", replay_views.replay_page, name="replay"),
     path("cluster/", cluster_views.cluster, name="cluster"),
     path("cluster/sync/", cluster_views.sync, name="cluster-sync"),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
@@ -37,7 +40,7 @@ urlpatterns = [
     path("api/", include("schedconsole.api.urls")),
     path("k8s/", include("schedconsole.k8sapi.urls")),
     re_path(r"^apis/v1/(?P<path>.*)$", koord.koordinator_route),
-    re_path(r"^debug/flags/(?P<path>[sf])$", koord.koordinator_route),
+    re_path(r"^debug/flags/(?P<path>[sfv])$", koord.koordinator_route),
     path("metrics", koord.metrics),
     path("healthz", koord.healthz),
     # Pages link the icon themselves; this answers browsers asking on pages that do not (the admin's).
@@ -46,4 +49,5 @@ urlpatterns = [
     path("readyz", koord.readyz),
 ]
 
+handler404 = "schedconsole.errors.not_found"
 handler500 = "schedconsole.errors.server_error"

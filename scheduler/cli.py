@@ -1,70 +1,41 @@
-"""`python -m scheduler simulate` and `python -m scheduler bench` (DESIGN sections 5 and 7)."""
+"""`python -m scheduler simulate` and `python -m scheduler bench` (docs/simulate.md, docs/benchmarks.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
-from dataclasses import dataclass
 from typing import Any, TextIO
 
+from scheduler.api.duration import parse_duration
 from scheduler.api.fields import FieldError, parse_time
 from scheduler.api.loader import ClusterObjects, LoadError, load_cluster
+from scheduler.bench.run import add_arguments, run_bench
 from scheduler.clock import VirtualClock
+from scheduler.cluster.faults import FaultConfigError, load_faults
 from scheduler.cluster.simulated import SimulatedCluster
-from scheduler.config.decode import parse_duration
 from scheduler.config.features import FeatureGateError, FeatureGates, parse_feature_gates
 from scheduler.config.loader import ConfigError, default_config, load_config
 from scheduler.framework.runtime import FrameworkError
 from scheduler.frameworkext.debug import render_markdown
 from scheduler.frameworkext.extender import Extender
+from scheduler.options import ATTEMPTS_PER_POD, EXIT_BAD_INPUT, MIN_ATTEMPTS, UsageError, api_latency_seconds, check_max_attempts
 from scheduler.plugins.registry import new_registry
-from scheduler.records import AttemptRecord
+from scheduler.records import ScoresSpec, record_json
 from scheduler.scheduler import Scheduler
 
-EXIT_BAD_INPUT = 2
 
-
-class UsageError(ValueError):
-    """Bad command-line input; exits 2 with the message."""
-
-
-@dataclass(slots=True)
-class ScoresSpec:
-    """How much of scores/totals to print: all, none or the top N nodes."""
-
-    mode: str
-    top: int = 0
-
-    @classmethod
-    def parse(cls, text: str) -> ScoresSpec:
-        """Parse `all`, `none` or `top:N`."""
-        if text in ("all", "none"):
-            return cls(text)
-        if text.startswith("top:"):
-            try:
-                n = int(text[4:])
-            except ValueError:
-                n = -1
-            if n > 0:
-                return cls("top", n)
-        raise UsageError(f"--scores: invalid value {text!r}; valid: all, none, top:N with N > 0")
-
-
-def _build(args: argparse.Namespace, objs: ClusterObjects, now: float, keep_records: bool = True) -> Scheduler:
+def _build(
+    args: argparse.Namespace, objs: ClusterObjects, now: float, keep_records: bool = True
+) -> tuple[Scheduler, SimulatedCluster]:
     config = load_config(args.config) if args.config else default_config()
     gates = parse_feature_gates(args.feature_gates or "")
     clock = VirtualClock(now)
     cluster = SimulatedCluster.from_objects(objs, clock)
     if getattr(args, "api_latency", None):
-        from scheduler.bench import api_latency_seconds
-
         cluster.api_latency = api_latency_seconds(args.api_latency)
     if getattr(args, "faults", None):
-        from scheduler.cluster.faults import FaultConfigError, load_faults
-
         try:
             cluster.faults = load_faults(args.faults)
         except FaultConfigError as exc:
@@ -73,7 +44,7 @@ def _build(args: argparse.Namespace, objs: ClusterObjects, now: float, keep_reco
     sched = Scheduler(
         config, cluster, clock, new_registry(), seed=args.seed, feature_gates=gates, keep_records=keep_records, extender=extender
     )
-    return sched
+    return sched, cluster
 
 
 def _now(text: str | None) -> float:
@@ -96,7 +67,7 @@ def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for warning in objs.warnings:
         print(warning, file=err)
     max_attempts = check_max_attempts(args.max_attempts, len(objs.pods))
-    sched = _build(args, objs, now)
+    sched, cluster = _build(args, objs, now)
     started = time.perf_counter()
     sched.start()
     end = sched.run(max_attempts=max_attempts, until=until)
@@ -106,23 +77,9 @@ def simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.output == "table":
         write_table(sched, scores, args.debug_scores, out)
     else:
-        json.dump(result_json(sched, scores, objs, elapsed), out, indent=2)
+        json.dump(result_json(sched, cluster, scores, objs, elapsed), out, indent=2)
         out.write("\n")
     return 0
-
-
-ATTEMPTS_PER_POD = 100
-"""Default --max-attempts: this many per pod (plus MIN_ATTEMPTS), a backstop behind the no-progress rule."""
-MIN_ATTEMPTS = 1000
-
-
-def check_max_attempts(value: int | None, pods: int) -> int:
-    """The attempt limit: the flag's value (at least 1) or the default for this many pods."""
-    if value is None:
-        return MIN_ATTEMPTS + ATTEMPTS_PER_POD * pods
-    if value < 1:
-        raise UsageError(f"--max-attempts: invalid value {value}; must be 1 or more")
-    return value
 
 
 def parse_until(text: str | None, start: float) -> float | None:
@@ -145,33 +102,21 @@ def parse_until(text: str | None, start: float) -> float | None:
     return moment
 
 
-def record_json(record: AttemptRecord, scores: ScoresSpec) -> dict[str, Any]:
-    """One attempt as DESIGN section 5 writes it."""
-    top = scores.top if scores.mode == "top" else None
-    return {
-        "pod": record.pod,
-        "profile": record.profile,
-        "attempt": record.attempt,
-        "outcome": record.outcome,
-        "node": record.node,
-        "nominatedNode": record.nominated_node,
-        "victims": list(record.victims),
-        "message": record.message,
-        "filter": record.filter_failures(),
-        "scores": {} if scores.mode == "none" else record.scores(top),
-        "totals": {} if scores.mode == "none" else record.totals(top),
-    }
-
-
-def result_json(sched: Scheduler, scores: ScoresSpec, objs: ClusterObjects, elapsed: float) -> dict[str, Any]:
-    """The whole `simulate --output json` document."""
-    cluster = sched.cluster
+def result_json(
+    sched: Scheduler, cluster: SimulatedCluster, scores: ScoresSpec, objs: ClusterObjects, elapsed: float
+) -> dict[str, Any]:
+    """The whole `simulate --output json` document (`cluster`: the one `sched` scheduled)."""
     pods: dict[str, Any] = {}
     for pod in objs.pods:
         live = cluster.pods.get(pod.uid)
         if live is None:
             gone = cluster.deleted.get(pod.uid, pod)
-            pods[pod.key] = {"node": gone.node_name or None, "phase": "Deleted", "nominatedNode": None, "annotations": dict(gone.annotations)}
+            pods[pod.key] = {
+                "node": gone.node_name or None,
+                "phase": "Deleted",
+                "nominatedNode": None,
+                "annotations": dict(gone.annotations),
+            }
             continue
         pods[pod.key] = {
             "node": live.node_name or None,
@@ -244,30 +189,25 @@ def main(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO |
     sim.add_argument("--feature-gates", default="", help="A=true,B=false")
     sim.add_argument("--faults", help="YAML file of API faults to inject (fail or delay chosen calls)")
     sim.add_argument(
-        "--max-attempts", type=int, default=None,
+        "--max-attempts",
+        type=int,
+        default=None,
         help=f"stop after this many scheduling attempts (default: {ATTEMPTS_PER_POD} per pod + {MIN_ATTEMPTS})",
     )
     sim.add_argument("--until", help="stop when the virtual clock would pass this RFC 3339 time or duration after --now (10m)")
-    sim.add_argument("--api-latency", default="0s", help="wall-clock time every API call takes (bind, status patch, delete), e.g. 2ms")
+    sim.add_argument(
+        "--api-latency", default="0s", help="wall-clock time every API call takes (bind, status patch, delete), e.g. 2ms"
+    )
     bench = sub.add_parser("bench", help="measure scheduling throughput on a scheduler_perf-shaped workload")
-    from scheduler.bench import add_arguments
-
     add_arguments(bench)
     args = parser.parse_args(argv)
     try:
         if args.command == "simulate":
             return simulate(args, out, err)
-        from scheduler.bench import run_bench
-
         return run_bench(args, out, err)
     except (LoadError, ConfigError, FrameworkError, FeatureGateError, UsageError) as exc:
         print(f"error: {exc}", file=err)
         return EXIT_BAD_INPUT
 
 
-def peak_rss_mb() -> float:
-    """The process's peak resident set size in MiB."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-__all__ = ["FeatureGates", "main", "peak_rss_mb"]
+__all__ = ["FeatureGates", "main"]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from scheduler.cluster.errors import APIError
 from scheduler.framework.runtime import Recorder
 from scheduler.framework.types import Code
 
+log = logging.getLogger(__name__)
 _ATTEMPT_BUCKETS = tuple(0.001 * 2**i for i in range(15))
 _POINT_BUCKETS = tuple(0.0001 * 2**i for i in range(12))
 _PLUGIN_BUCKETS = tuple(0.00001 * 1.5**i for i in range(20))
@@ -76,7 +79,26 @@ class Metrics(Recorder):
             ["result"],
             registry=r,
         )
+        self.batch_attempts = Counter(
+            "scheduler_batch_attempts_total",
+            "Counts of results when we attempt to use batching.",
+            ["profile", "result"],
+            registry=r,
+        )
+        self.batch_cache_flushed = Counter(
+            "scheduler_batch_cache_flushed_total", "Counts of cache flushes by reason.", ["profile", "reason"], registry=r
+        )
+        self.background_errors = Counter(
+            "schedconsole_background_errors_total",
+            "Errors of work beside the scheduling cycles (controllers, informers, Events, plugins after binding, tasks), by source; each is logged, the loop goes on.",
+            ["source"],
+            registry=r,
+        )
+        self.last_background_error: dict[str, str] = {}
+        """Source → its latest error message (the Cluster page shows them)."""
         self._children: dict[tuple[Any, ...], Any] = {}
+        self._batches: list[Any] = []
+        self._exported: dict[tuple[Any, ...], int] = {}
 
     def _child(self, metric: Any, *labels: str) -> Any:
         key = (id(metric), *labels)
@@ -99,6 +121,31 @@ class Metrics(Recorder):
         self._child(self.schedule_attempts, result, profile).inc()
         self._child(self.attempt_duration, result, profile).observe(seconds)
 
+    def watch_batch(self, batch: Any) -> None:
+        """Export a profile's OpportunisticBatch counts (`attempts` by result, `flushes` by reason)."""
+        self._batches.append(batch)
+
+    def _refresh_batches(self) -> None:
+        for batch in self._batches:
+            for metric, counts in ((self.batch_attempts, batch.attempts), (self.batch_cache_flushed, batch.flushes)):
+                for key, count in list(counts.items()):
+                    seen = self._exported.get((id(metric), batch.profile, key), 0)
+                    if count > seen:
+                        self._child(metric, batch.profile, key).inc(count - seen)
+                        self._exported[(id(metric), batch.profile, key)] = count
+
+    def background_error(self, source: str, exc: BaseException) -> None:
+        """Log and count an error of a controller, informer, Event write, plugin at an
+        informational point or task beside the cycles; the caller goes on (and retries). An API
+        error is logged in one line, anything else (a bug) with its traceback."""
+        log.warning("%s: %s", source, exc, exc_info=None if isinstance(exc, APIError) else exc)
+        self._child(self.background_errors, source).inc()
+        self.last_background_error[source] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, APIError) else str(exc)
+
+    def plugin_error(self, point: str, plugin: str, exc: BaseException) -> None:
+        """A plugin raised at PostBind, Unreserve or a PostFilter transformer."""
+        self.background_error(f"{point}/{plugin}", exc)
+
     def set_pending(self, counts: dict[str, int]) -> None:
         """Update scheduler_pending_pods for each queue."""
         for queue, count in counts.items():
@@ -108,6 +155,7 @@ class Metrics(Recorder):
         # Read gauges that mirror live state (pending pods) at export time, never stale.
         if self.pending_source is not None:
             self.set_pending(self.pending_source())
+        self._refresh_batches()
 
     def exposition(self) -> bytes:
         """The Prometheus text format."""

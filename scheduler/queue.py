@@ -10,6 +10,10 @@ plugin, so an event asks only the pods whose rejectors registered for it; each s
 hint (`isSchedulableAfter...`, given the event's old and new object) answers Queue or
 QueueSkip, and only a Queue moves the pod to backoffQ or activeQ. A registration without a
 hint queues on every matching event.
+
+NextPod (Koordinator's `NextPodPlugin`, frameworkext/framework_extender_factory.go
+`InitScheduler`): when a plugin is set as `next_pod`, `pop` asks it first; a pod it names is taken
+out of wherever it waits (activeQ, backoffQ, the pool, gated) and scheduled before any other.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class _Active:
     qpi: QueuedPodInfo
     seq: int
     less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+    taken: bool = False  # taken out of order by NextPod: skipped when it surfaces
 
     def __lt__(self, other: _Active) -> bool:
         if self.less(self.qpi, other.qpi):
@@ -250,16 +255,26 @@ class SchedulingQueue:
         self._error_pods: set[str] = set()
         self.nominated: dict[str, dict[str, PodInfo]] = {}
         self._nominated_node: dict[str, str] = {}
+        # The NextPod plugin (name, callable) consulted before activeQ; see the module docstring.
+        self.next_pod: tuple[str, Callable[[], Pod | None]] | None = None
+        # The activeQ entry of each pod there, so that NextPod can take one out of order.
+        self._active_entry: dict[str, _Active] = {}
+        # Told of a queueing hint that raised (the Scheduler counts it in its metrics).
+        self.on_error: Callable[[str, BaseException], None] = lambda source, exc: None
 
     # ----- adding ------------------------------------------------------------------------
     def add(self, pod: Pod) -> None:
-        """A new pending pod: gated by PreEnqueue, else into activeQ."""
+        """A new pending pod: gated by PreEnqueue, else into activeQ.
+
+        Its `status.nominatedNodeName` reaches the nominator only when it enters activeQ, as in
+        kube-scheduler's `moveToActiveQ`: a gated pod holds nothing on the node another
+        component nominated it to.
+        """
         now = self._now()
         qpi = QueuedPodInfo(pod=pod, timestamp=now)
         self._infos[pod.uid] = qpi
-        if pod.nominated_node_name:
+        if self._to_active_or_gated(qpi) and pod.nominated_node_name:
             self.add_nominated(pod, pod.nominated_node_name)
-        self._to_active_or_gated(qpi)
 
     def _to_active_or_gated(self, qpi: QueuedPodInfo) -> bool:
         status = self._pre_enqueue(qpi.pod)
@@ -272,7 +287,10 @@ class SchedulingQueue:
             return False
         qpi.gated_by = ""
         qpi.gated_message = ""
-        heapq.heappush(self._active, _Active(qpi, next(self._seq), self._less))
+        entry = _Active(qpi, next(self._seq), self._less)
+        heapq.heappush(self._active, entry)
+        if self.next_pod is not None:
+            self._active_entry[qpi.pod.uid] = entry
         self._where[qpi.pod.uid] = "active"
         return True
 
@@ -300,11 +318,24 @@ class SchedulingQueue:
         """The next pod to schedule, or None. With PopFromBackoffQ, an empty activeQ takes
         the backoffQ pod closest to expiry (pods that failed with an error excepted)."""
         self.flush_backoff()
+        if self.next_pod is not None:
+            pulled = self._pull()
+            if pulled is not None:
+                return pulled
         while self._active or self._backoff:
             if self._active:
-                qpi = heapq.heappop(self._active).qpi
+                top = heapq.heappop(self._active)
+                if top.taken:
+                    continue
+                qpi = top.qpi
+                if self.next_pod is not None:
+                    self._active_entry.pop(qpi.pod.uid, None)
             elif self.pop_from_backoff:
-                candidates = [e for e in self._backoff if e[2].pod.uid not in self._error_pods and self._where.get(e[2].pod.uid) == "backoff"]
+                candidates = [
+                    e
+                    for e in self._backoff
+                    if e[2].pod.uid not in self._error_pods and self._where.get(e[2].pod.uid) == "backoff"
+                ]
                 if not candidates:
                     return None
                 entry = min(candidates)
@@ -315,13 +346,37 @@ class SchedulingQueue:
                 return None
             if self._where.get(qpi.pod.uid) not in ("active", "backoff"):
                 continue  # a stale heap entry (deleted or moved since)
-            self._where[qpi.pod.uid] = "in-flight"
-            self.scheduling_cycle += 1
-            qpi.attempts += 1
-            if qpi.initial_attempt_timestamp is None:
-                qpi.initial_attempt_timestamp = self._now()
-            self._in_flight[qpi.pod.uid] = self._events_base + len(self._events)
-            return qpi
+            qpi.pulled_by = ""
+            return self._start(qpi)
+        return None
+
+    def _start(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
+        self._where[qpi.pod.uid] = "in-flight"
+        self.scheduling_cycle += 1
+        qpi.attempts += 1
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = self._now()
+        self._in_flight[qpi.pod.uid] = self._events_base + len(self._events)
+        return qpi
+
+    def _pull(self) -> QueuedPodInfo | None:
+        """The pod the NextPod plugin names, taken out of the queue; None when it names none.
+        A pod the queue does not hold waiting (another scheduler's, in flight) is passed over."""
+        assert self.next_pod is not None
+        name, next_pod = self.next_pod
+        while (pod := next_pod()) is not None:
+            uid = pod.uid
+            qpi = self._infos.get(uid)
+            where = self._where.get(uid)
+            if qpi is None or where not in ("active", "backoff", "unschedulable", "gated"):
+                continue
+            entry = self._active_entry.pop(uid, None)
+            if entry is not None:
+                entry.taken = True
+            self._unschedulable.pop(uid, None)
+            qpi.gated_by = qpi.gated_message = ""
+            qpi.pulled_by = name
+            return self._start(qpi)
         return None
 
     def done(self, uid: str) -> None:
@@ -341,7 +396,7 @@ class SchedulingQueue:
         qpi.timestamp = self._now()
         qpi.unschedulable_plugins = set(rejectors)
         start = self._in_flight.get(uid, self._events_base + len(self._events)) - self._events_base
-        missed = self._events[max(0, start):]
+        missed = self._events[max(0, start) :]
         self._in_flight.pop(uid, None)
         if is_error:
             self._error_pods.add(uid)
@@ -403,8 +458,9 @@ class SchedulingQueue:
             if hint is not None:
                 try:
                     answer = hint(qpi.pod, old, new)
-                except (LookupError, TypeError, ValueError, AttributeError):
-                    # As upstream: a hint that fails queues the pod.
+                except Exception as exc:
+                    # As upstream: a hint that fails is logged and queues the pod.
+                    self.on_error(f"QueueingHint/{plugin}", exc)
                     answer = QueueingHint.QUEUE
                 if answer == QueueingHint.QUEUE_SKIP:
                     continue
@@ -422,11 +478,14 @@ class SchedulingQueue:
         else:
             self._to_active_or_gated(qpi)
 
-    def move_all(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
+    def move_all(
+        self, event: ClusterEvent, old: Any = None, new: Any = None, pre_check: Callable[[Pod], bool] | None = None
+    ) -> int:
         """`MoveAllToActiveOrBackoffQueue`: move the pods whose rejectors' hints answer Queue
         for this event (with the object before and after it) out of the unschedulable pool.
 
-        Only pods rejected by a plugin that registered for the event, or by none, are asked.
+        Only pods rejected by a plugin that registered for the event, or by none, are asked;
+        with `pre_check`, only pods it accepts (upstream's `PreEnqueueCheck`).
         """
         wildcard = is_wildcard(event)
         plugins = self.hints.plugins(event) if not wildcard else frozenset()
@@ -435,6 +494,8 @@ class SchedulingQueue:
         pool = self._unschedulable
         candidates = pool.items() if wildcard else pool.rejected_by(plugins)
         moved = 0
+        if pre_check is not None:
+            candidates = [(uid, qpi) for uid, qpi in candidates if pre_check(qpi.pod)]
         for uid, qpi in candidates:
             strategy = self.worth_requeuing(qpi, event, old, new)
             if strategy == Strategy.SKIP:
@@ -465,7 +526,11 @@ class SchedulingQueue:
     def flush_unschedulable_leftover(self) -> int:
         """Pods in the pool for five minutes or more are retried."""
         now = self._now()
-        stale = [q for q in self._unschedulable.values() if now - q.timestamp >= UNSCHEDULABLE_MAX_WAIT and self._where.get(q.pod.uid) == "unschedulable"]
+        stale = [
+            q
+            for q in self._unschedulable.values()
+            if now - q.timestamp >= UNSCHEDULABLE_MAX_WAIT and self._where.get(q.pod.uid) == "unschedulable"
+        ]
         for qpi in stale:
             del self._unschedulable[qpi.pod.uid]
             self._to_backoff_or_active(qpi)
@@ -493,6 +558,7 @@ class SchedulingQueue:
         self._where.pop(pod.uid, None)
         self._infos.pop(pod.uid, None)
         self._unschedulable.pop(pod.uid, None)
+        self._active_entry.pop(pod.uid, None)
         self._error_pods.discard(pod.uid)
         self.delete_nominated(pod)
 
@@ -508,6 +574,10 @@ class SchedulingQueue:
         """Counts per queue, as `scheduler_pending_pods{queue}` reports them."""
         held = self._where.counts
         return {where: held.get(where, 0) for where in ("active", "backoff", "unschedulable", "gated")}
+
+    def pending_uids(self) -> list[str]:
+        """The uids of every pod waiting in the queue (activeQ, backoffQ, the pool, gated)."""
+        return [uid for uid, where in self._where.items() if where != "in-flight"]
 
     def unschedulable_pods(self) -> list[QueuedPodInfo]:
         """Pods in the unschedulable pool or gated."""

@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler.framework.runtime import FilterOutcome, ScoreOutcome
+from scheduler.framework.feasible import FilterOutcome
+from scheduler.framework.runtime import ScoreOutcome
+from scheduler.options import UsageError
 
 
 @dataclass(slots=True, eq=False)
@@ -31,6 +33,11 @@ class AttemptRecord:
     filter_outcome: FilterOutcome | None = None
     score_outcome: ScoreOutcome | None = None
     pre_filter_statuses: dict[str, Any] | None = None
+    # The reason given to nodes a PreFilter result left out of Filter ("" when none were).
+    absent_reason: str = ""
+    # The node OpportunisticBatching offered from the previous pod's list ("" when none): taken,
+    # it was filtered alone and not scored.
+    node_hint: str = ""
     # Set when debugFilterFailure was on for this attempt: outputs include every node's failure.
     debug_filter_failure: bool = False
     # Seconds per plugin and extension point, when the attempt was timed per plugin (sampled).
@@ -47,7 +54,11 @@ class AttemptRecord:
         reasons = fo.all_reasons()
         names = self.names
         for i, (pos, code) in enumerate(zip(fo.failed_positions.tolist(), fo.failed_codes.tolist(), strict=True)):
-            out[names[pos]] = {"plugin": fo.failed_plugins[i], "code": _CODE_NAMES.get(code, str(code)), "reasons": list(reasons[i])}
+            out[names[pos]] = {
+                "plugin": fo.failed_plugins[i],
+                "code": _CODE_NAMES.get(code, str(code)),
+                "reasons": list(reasons[i]),
+            }
         return out
 
     def failure_rows(self) -> Iterator[tuple[str, str, str, tuple[str, ...]]]:
@@ -61,7 +72,9 @@ class AttemptRecord:
             return
         names = self.names
         codes = [_CODE_NAMES.get(c, str(c)) for c in range(7)]
-        for pos, code, plugin, reasons in zip(fo.failed_positions.tolist(), fo.failed_codes.tolist(), fo.failed_plugins, fo.all_reasons(), strict=True):
+        for pos, code, plugin, reasons in zip(
+            fo.failed_positions.tolist(), fo.failed_codes.tolist(), fo.failed_plugins, fo.all_reasons(), strict=True
+        ):
             yield names[pos], plugin, codes[code] if 0 <= code < 7 else str(code), tuple(reasons)
 
     def scores(self, top: int | None = None) -> dict[str, dict[str, int]]:
@@ -70,9 +83,7 @@ class AttemptRecord:
         if so is None or not so.plugins:
             return {}
         cols = self._columns(top)
-        return {
-            self.names[int(so.positions[j])]: {p: int(so.matrix[r, j]) for r, p in enumerate(so.plugins)} for j in cols
-        }
+        return {self.names[int(so.positions[j])]: {p: int(so.matrix[r, j]) for r, p in enumerate(so.plugins)} for j in cols}
 
     def totals(self, top: int | None = None) -> dict[str, int]:
         """Weighted total per node, optionally the top-N nodes only."""
@@ -105,6 +116,58 @@ class AttemptRecord:
     def debug_rows(self) -> list[dict[str, Any]]:
         """The top-N rows for N = debugTopNScores at the time of the attempt (none when 0)."""
         return self.top_rows(self.debug_top_n)
+
+
+@dataclass(slots=True)
+class ScoresSpec:
+    """How much of scores/totals to print: all, none or the top N nodes."""
+
+    mode: str
+    top: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> ScoresSpec:
+        """Parse `all`, `none` or `top:N`."""
+        if text in ("all", "none"):
+            return cls(text)
+        if text.startswith("top:"):
+            try:
+                n = int(text[4:])
+            except ValueError:
+                n = -1
+            if n > 0:
+                return cls("top", n)
+        raise UsageError(f"--scores: invalid value {text!r}; valid: all, none, top:N with N > 0")
+
+
+def record_head(record: AttemptRecord) -> dict[str, Any]:
+    """What every form of an attempt begins with: the pod, profile, attempt, outcome, node, nominated
+    node, victims and message (docs/architecture.md, "The attempt record")."""
+    return {
+        "pod": record.pod,
+        "profile": record.profile,
+        "attempt": record.attempt,
+        "outcome": record.outcome,
+        "node": record.node,
+        "nominatedNode": record.nominated_node,
+        "victims": list(record.victims),
+        "message": record.message,
+    }
+
+
+def record_json(record: AttemptRecord, scores: ScoresSpec) -> dict[str, Any]:
+    """One attempt as docs/architecture.md, "The attempt record" writes it: `simulate`'s results, shadow
+    mode's score rows and the console's advice read the same."""
+    top = scores.top if scores.mode == "top" else None
+    out = {
+        **record_head(record),
+        "filter": record.filter_failures(),
+        "scores": {} if scores.mode == "none" else record.scores(top),
+        "totals": {} if scores.mode == "none" else record.totals(top),
+    }
+    if record.node_hint:
+        out["nodeHint"] = record.node_hint
+    return out
 
 
 _CODE_NAMES = {

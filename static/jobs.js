@@ -22,6 +22,7 @@ function render(holder, job) {
   fill.style.width = `${known ? job.percent : 100}%`;
   fill.classList.toggle("busy", !known && job.state !== "failed");
   fill.classList.toggle("hot", job.state === "failed");
+  fill.classList.toggle("short", job.state === "done" && !job.complete);
   bar.setAttribute("aria-valuenow", String(job.percent));
   let text = job.state + (job.phase ? ` · ${job.phase}` : "") + (job.total ? ` · ${job.done} of ${job.total}` : "");
   if (job.state === "failed" && job.error) text += ` · ${job.error.split("\n")[0]}`;
@@ -35,7 +36,7 @@ async function follow(holder) {
     if (!r.ok) return;
     const job = await r.json();
     render(holder, job);
-    if (job.state === "done" || job.state === "failed") {
+    if (job.state === "done" || job.state === "failed" || job.state === "cancelled") {
       if ($("job-status")) location.reload();  // the job page: show the figures
       return;
     }
@@ -45,7 +46,7 @@ async function follow(holder) {
 
 function followAll() {
   for (const holder of document.querySelectorAll(".job-progress")) {
-    if (holder.dataset.state !== "done" && holder.dataset.state !== "failed" && !holder.dataset.followed) {
+    if (!["done", "failed", "cancelled"].includes(holder.dataset.state) && !holder.dataset.followed) {
       holder.dataset.followed = "1";
       follow(holder);
     }
@@ -77,6 +78,12 @@ $("bench-form")?.addEventListener("submit", (e) => {
   const body = {};
   for (const [key, value] of new FormData(e.target).entries()) if (value !== "") body[key] = key === "workload" ? value : Number(value);
   start("/api/bench/", { body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+});
+
+$("job-cancel")?.addEventListener("click", async (e) => {
+  // A replay's job: queued parts are dropped, running ones stop at their next check.
+  await fetch(`/api/jobs/${e.target.dataset.job}/cancel/`, { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": csrf(), Accept: "application/json" } });
+  location.reload();
 });
 
 followAll();

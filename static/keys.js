@@ -40,3 +40,11 @@ document.addEventListener("keydown", (e) => {
     document.querySelector(`a[data-key="${e.key}"]`)?.click();
   }
 });
+
+// Narrow screens: the page links fold behind a Menu button, so content comes first.
+const menu = document.querySelector(".menu-toggle");
+menu?.addEventListener("click", () => {
+  const open = menu.getAttribute("aria-expanded") !== "true";
+  menu.setAttribute("aria-expanded", String(open));
+  document.getElementById("main-nav").classList.toggle("open", open);
+});

@@ -53,7 +53,7 @@ function addRow(msg) {
   const time = msg.at.slice(11, 19);
   const tr = el(
     "tr",
-    { class: "attempt", "data-pod": msg.pod, "data-at": msg.at, tabindex: "0" },
+    { class: msg.stored ? "attempt stored" : "attempt", "data-pod": msg.pod, "data-at": msg.at, "data-outcome": msg.outcome, tabindex: "0" },
     el("td", { title: msg.at }, time),
     el("td", { class: "pod" }, msg.pod),
     el("td", {}, msg.profile),
@@ -94,9 +94,19 @@ function filterMs(timings) {
 
 // Hide rows whose pod and scored nodes do not contain the search text; within shown rows, hide
 // score rows of other nodes (a top-N table may hold thousands).
+function outcomeShown(outcome) {
+  const want = $("f-outcome").value;
+  if (!want) return true;
+  return want.startsWith("!") ? outcome !== want.slice(1) : outcome === want;
+}
+
 function applySearch(tr) {
   const text = $("search").value.trim();
   const msg = tr.message;
+  if (!outcomeShown(msg.outcome)) {
+    tr.hidden = true;
+    return;
+  }
   if (!text) {
     tr.hidden = false;
     tr.querySelectorAll("table.mini tbody tr").forEach((r) => { r.hidden = false; });
@@ -165,6 +175,7 @@ function detailTable(headers, rows, cls = "") {
 async function openDetail(pod, at) {
   const aside = $("detail");
   aside.hidden = false;
+  document.body.classList.add("detail-open");
   aside.replaceChildren(el("p", { class: "muted" }, `Loading ${pod}…`));
   const [ns, name] = pod.split("/");
   try {
@@ -176,21 +187,78 @@ async function openDetail(pod, at) {
     const totals = a.totals ?? {};
     const nodes = Object.keys(totals).sort((x, y) => totals[y] - totals[x]);
     const plugins = nodes.length ? Object.keys(a.scores[nodes[0]] ?? {}) : [];
-    const filter = Object.entries(a.filter ?? {});
+    const groups = failureGroups(a.filter ?? {});
     aside.replaceChildren(
-      el("h2", {}, `${a.pod} · attempt ${a.attempt}`),
+      closeButton(),
+      el("h2", {}, el("a", { href: `/pods/${a.pod}/` }, a.pod), ` · attempt ${a.attempt}`),
       el("p", {}, el("span", { class: `outcome ${a.outcome}` }, a.outcome), a.node ? ` on ${a.node}` : "", ` · ${a.profile} · ${a.feasibleNodes} feasible`),
       a.message ? el("p", { class: "message" }, a.message) : "",
       el("h3", {}, "Scores (normalized, before weights)"),
       nodes.length < (a.scoredNodes ?? 0) ? el("p", { class: "muted" }, `The ${nodes.length} highest of ${a.scoredNodes} scored nodes are kept (SCHEDCONSOLE_HISTORY_SCORE_NODES).`) : "",
       nodes.length ? detailTable(["Node", "Total (weighted)", ...plugins.map(short)], nodes.map((n) => [n, totals[n], ...plugins.map((p) => a.scores[n][p])])) : el("p", { class: "muted" }, "No node was scored."),
       el("h3", {}, "Filter"),
-      filter.length ? detailTable(["Node", "Plugin", "Code", "Reasons"], filter.map(([n, f]) => [n, f.plugin, f.code, f.reasons.join("; ")]), "text") : el("p", { class: "muted" }, "Every evaluated node passed."),
+      groups.length ? detailTable(["Nodes", "Plugin", "Code", "Reasons"], groups.map((g) => [nodeNames(g.nodes), camelBreaks(g.plugin), camelBreaks(g.code), g.reasons]), "text") : el("p", { class: "muted" }, "Every evaluated node passed."),
       el("p", {}, el("a", { href: `/attempts/${a.id}/` }, "Open the full attempt page")),
     );
   } catch (err) {
-    aside.replaceChildren(el("p", { class: "error" }, `Could not load the attempt: ${err.message}`));
+    aside.replaceChildren(closeButton(), el("p", { class: "error" }, `Could not load the attempt: ${err.message}`));
   }
+}
+
+function closeDetail() {
+  $("detail").hidden = true;
+  document.body.classList.remove("detail-open");
+  tbody.querySelectorAll("tr.attempt.selected").forEach((r) => r.classList.remove("selected"));
+}
+
+function closeButton() {
+  const b = el("button", { type: "button", class: "close", "aria-label": "close the detail" }, "×");
+  b.addEventListener("click", closeDetail);
+  return b;
+}
+
+// Nodes that failed alike (plugin, code, reasons) in one row, as the attempt page groups them.
+function failureGroups(filter) {
+  const groups = new Map();
+  for (const [node, f] of Object.entries(filter)) {
+    const reasons = f.reasons.join("; ");
+    const key = `${f.plugin}\u0000${f.code}\u0000${reasons}`;
+    if (!groups.has(key)) groups.set(key, { plugin: f.plugin, code: f.code, reasons, nodes: [] });
+    groups.get(key).nodes.push(node);
+  }
+  return [...groups.values()].sort((x, y) => y.nodes.length - x.nodes.length);
+}
+
+// Long CamelCase names (UnschedulableAndUnresolvable, NodeResourcesFit) may wrap between their words.
+function camelBreaks(text) {
+  return text.replace(/([a-z])([A-Z])/g, "$1\u200b$2");
+}
+
+// Node names as the attempt page writes them: numbered series as ranges (node-00 … node-47).
+function nodeNames(nodes) {
+  const series = new Map();
+  const single = [];
+  for (const n of nodes) {
+    const m = /^(.*?)(\d+)$/.exec(n);
+    if (!m) { single.push(n); continue; }
+    const key = `${m[1]}\u0000${m[2].length}`;
+    if (!series.has(key)) series.set(key, []);
+    series.get(key).push([Number(m[2]), n]);
+  }
+  const parts = [];
+  for (const items of series.values()) {
+    items.sort((x, y) => x[0] - y[0]);
+    let start = 0;
+    for (let i = 1; i <= items.length; i++) {
+      if (i < items.length && items[i][0] === items[i - 1][0] + 1) continue;
+      const first = items[start][1], last = items[i - 1][1];
+      parts.push(first === last ? first : i - start === 2 ? `${first}, ${last}` : `${first} … ${last}`);
+      start = i;
+    }
+  }
+  const names = [...parts, ...single];
+  const shown = names.slice(0, 8).join(", ") + (names.length > 8 ? `, and ${names.length - 8} more` : "");
+  return nodes.length > 1 ? `${nodes.length} nodes: ${shown}` : shown;
 }
 
 function connect() {
@@ -257,6 +325,13 @@ $("pause").addEventListener("click", () => {
 });
 
 $("search").addEventListener("input", () => tbody.querySelectorAll("tr.attempt").forEach(applySearch));
+$("f-outcome").addEventListener("change", () => tbody.querySelectorAll("tr.attempt").forEach(applySearch));
+document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("detail").hidden) closeDetail(); });
+
+// The table starts with the newest stored attempts, so it is not empty until the next one.
+const recent = JSON.parse($("recent-attempts").textContent);
+recent.forEach(addRow);
+$("stored-note").hidden = recent.length === 0;
 $("export-json").addEventListener("click", () => download("attempts.json", "application/json", JSON.stringify(visibleMessages(), null, 2)));
 $("export-csv").addEventListener("click", () => download("attempts.csv", "text/csv", toCSV(visibleMessages())));
 

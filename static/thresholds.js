@@ -16,7 +16,7 @@ function showPreview(panel, body) {
   const n = p.nodes;
   const moved = p.pods.filter((row) => row.now !== row.after);
   panel.querySelector(".preview-result").replaceChildren(
-    el("p", { class: "preview-summary" }, `Nodes within the thresholds: ${n.passingNow} now → ${n.passingAfter} after (of ${n.reported} with a NodeMetric; ${n.newlyPassing} newly pass, ${n.newlyFailing} newly fail).`),
+    el("p", { class: "preview-summary" }, `Nodes within the thresholds: ${n.passingNow} now → ${n.passingAfter} after (of ${n.reported} with a NodeMetric; ${n.newlyPassing} newly pass, ${n.newlyFailing} newly fail)${n.expired ? `; ${n.expired} NodeMetric report(s) expired: stale estimates, not counted as passing` : ""}.`),
     el("p", {}, `Of the last ${p.pods.length} pods of ${p.profile}, ${p.podsChanged} would go to a different node.`),
     moved.length ? table(["Pod", "Node now", "Node after", "Feasible now → after"], moved.slice(0, 25).map((r) => [r.pod, r.now ?? "unschedulable", r.after ?? "unschedulable", `${r.feasibleNow} → ${r.feasibleAfter}`])) : el("p", { class: "muted" }, "No pod's node changes."),
   );

@@ -19,7 +19,8 @@ from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.loader import default_config
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from tests.support.builders import make_node, make_pod
+from tests.support.examples import examples
 
 ZONES = ("z1", "z2", "z3")
 APPS = ("web", "db", "cache")
@@ -40,7 +41,9 @@ class PerNodeOnly:
 
 
 def per_node_registry() -> dict[str, Any]:
-    return {name: (lambda f: (lambda args, handle: PerNodeOnly(f(args, handle))))(factory) for name, factory in new_registry().items()}
+    return {
+        name: (lambda f: lambda args, handle: PerNodeOnly(f(args, handle)))(factory) for name, factory in new_registry().items()
+    }
 
 
 @st.composite
@@ -62,31 +65,58 @@ def pending_pod(draw: st.DrawFn, index: int) -> Pod:
             }
         ]
     elif kind in ("anti", "affinity", "preferred"):
-        term = {"labelSelector": {"matchLabels": {"app": draw(st.sampled_from(APPS))}}, "topologyKey": "topology.kubernetes.io/zone"}
+        term = {
+            "labelSelector": {"matchLabels": {"app": draw(st.sampled_from(APPS))}},
+            "topologyKey": "topology.kubernetes.io/zone",
+        }
         key = "podAntiAffinity" if kind == "anti" else "podAffinity"
         if kind == "preferred":
-            spec["affinity"] = {key: {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 50, "podAffinityTerm": term}]}}
+            spec["affinity"] = {
+                key: {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 50, "podAffinityTerm": term}]}
+            }
         else:
             spec["affinity"] = {key: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     if draw(st.integers(0, 5)) == 0:
-        spec["containers"] = [{"name": "c", "image": "nginx", "ports": [{"containerPort": 80, "hostPort": 8080}],
-                               "resources": {"requests": {"cpu": "200m"}}}]
+        spec["containers"] = [
+            {
+                "name": "c",
+                "image": "nginx",
+                "ports": [{"containerPort": 80, "hostPort": 8080}],
+                "resources": {"requests": {"cpu": "200m"}},
+            }
+        ]
         return make_pod(f"p{index}", labels={"app": app}, spec=spec)
     cpu = draw(st.sampled_from(["100m", "500m", "1", "2", None]))
-    return make_pod(f"p{index}", cpu=cpu, memory=draw(st.sampled_from(["128Mi", "1Gi", None])), labels={"app": app},
-                    spec=spec, priority=draw(st.integers(0, 2)) * 100)
+    return make_pod(
+        f"p{index}",
+        cpu=cpu,
+        memory=draw(st.sampled_from(["128Mi", "1Gi", None])),
+        labels={"app": app},
+        spec=spec,
+        priority=draw(st.integers(0, 2)) * 100,
+    )
 
 
 @st.composite
 def clusters(draw: st.DrawFn) -> tuple[list[Any], list[Pod], list[Pod]]:
     nodes = []
     for i in range(draw(st.integers(2, 8))):
-        taints = [{"key": "dedicated", "value": "x", "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))}] if draw(st.integers(0, 3)) == 0 else []
+        taints = (
+            [{"key": "dedicated", "value": "x", "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule"]))}]
+            if draw(st.integers(0, 3)) == 0
+            else []
+        )
         labels = {"topology.kubernetes.io/zone": ZONES[i % 3]} if draw(st.integers(0, 5)) else {}
         images = [(["nginx:latest"], 300 * 1024 * 1024)] if draw(st.booleans()) else []
-        nodes.append(make_node(f"n{i}", cpu=draw(st.sampled_from(["1", "2", "4"])), memory="4Gi", labels=labels, taints=taints, images=images))
+        nodes.append(
+            make_node(
+                f"n{i}", cpu=draw(st.sampled_from(["1", "2", "4"])), memory="4Gi", labels=labels, taints=taints, images=images
+            )
+        )
     running = [
-        make_pod(f"r{j}", cpu="500m", node_name=f"n{draw(st.integers(0, len(nodes) - 1))}", labels={"app": draw(st.sampled_from(APPS))})
+        make_pod(
+            f"r{j}", cpu="500m", node_name=f"n{draw(st.integers(0, len(nodes) - 1))}", labels={"app": draw(st.sampled_from(APPS))}
+        )
         for j in range(draw(st.integers(0, 6)))
     ]
     pending = [draw(pending_pod(k)) for k in range(draw(st.integers(1, 6)))]
@@ -109,7 +139,7 @@ def decisions(registry: dict[str, Any], nodes: list[Any], running: list[Pod], pe
     ]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_batch_and_per_node_paths_decide_the_same(cluster: tuple[list[Any], list[Pod], list[Pod]]) -> None:
     nodes, running, pending = cluster

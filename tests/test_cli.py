@@ -52,14 +52,22 @@ def test_simulate_json_shape_and_failed_scheduling_message(tmp_path: pathlib.Pat
     first = doc["results"][0]
     assert first["outcome"] == "Unschedulable"
     assert first["message"].startswith("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s).")
-    assert first["filter"]["a"] == {"plugin": "NodeResourcesFit", "code": "UnschedulableAndUnresolvable", "reasons": ["Insufficient cpu"]}
+    assert first["filter"]["a"] == {
+        "plugin": "NodeResourcesFit",
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["Insufficient cpu"],
+    }
     assert doc["pods"]["default/p"] == {"node": None, "phase": "Pending", "nominatedNode": None, "annotations": {}}
     attempts = doc["metrics"]["scheduler_schedule_attempts_total"]
     assert {"labels": {"result": "unschedulable", "profile": "default-scheduler"}, "value": 1.0} in attempts
 
 
 def test_simulate_scores_top_and_none(tmp_path: pathlib.Path) -> None:
-    cluster = write(tmp_path, "c.yaml", NODES.replace("spec: {taints: [{key: k, value: v, effect: NoSchedule}]}", "") + POD.replace("CPU", "1"))
+    cluster = write(
+        tmp_path,
+        "c.yaml",
+        NODES.replace("spec: {taints: [{key: k, value: v, effect: NoSchedule}]}", "") + POD.replace("CPU", "1"),
+    )
     _, out, _ = run("simulate", "--cluster", cluster, "--scores", "top:1", "--seed", "1")
     result = json.loads(out)["results"][0]
     assert len(result["scores"]) == 1 and list(result["totals"]) == [result["node"]]
@@ -79,15 +87,37 @@ def test_simulate_table_output(tmp_path: pathlib.Path) -> None:
     ("cluster", "config", "parts"),
     [
         ("kind: Node\nmetadata: {name: [x\n", None, ["c.yaml", "invalid YAML"]),
-        (NODES + POD.replace("CPU", "lots"), None, ["c.yaml", "document 3", "Pod default/p", "spec.containers[0].resources.requests.cpu", "'lots'"]),
-        (NODES, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n  plugins: {score: {foo: 1}}\n", ["k.yaml", 'unknown field "profiles[0].plugins.score.foo"']),
-        (NODES, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n- schedulerName: x\n", ["k.yaml", "profiles[1].schedulerName", "Duplicate value"]),
-        (NODES, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n  plugins: {filter: {enabled: [{name: Nope}]}}\n", ['FilterPlugin "Nope" does not exist']),
-        (NODES, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 120\n", ["k.yaml", "percentageOfNodesToScore", "120"]),
+        (
+            NODES + POD.replace("CPU", "lots"),
+            None,
+            ["c.yaml", "document 3", "Pod default/p", "spec.containers[0].resources.requests.cpu", "'lots'"],
+        ),
+        (
+            NODES,
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n  plugins: {score: {foo: 1}}\n",
+            ["k.yaml", 'unknown field "profiles[0].plugins.score.foo"'],
+        ),
+        (
+            NODES,
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n- schedulerName: x\n",
+            ["k.yaml", "profiles[1].schedulerName", "Duplicate value"],
+        ),
+        (
+            NODES,
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n  plugins: {filter: {enabled: [{name: Nope}]}}\n",
+            ['FilterPlugin "Nope" does not exist'],
+        ),
+        (
+            NODES,
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 120\n",
+            ["k.yaml", "percentageOfNodesToScore", "120"],
+        ),
     ],
     ids=["unparsable-yaml", "bad-quantity", "unknown-config-field", "duplicate-profile", "unknown-plugin", "bad-percentage"],
 )
-def test_bad_input_exits_2_naming_file_and_field(tmp_path: pathlib.Path, cluster: str, config: str | None, parts: list[str]) -> None:
+def test_bad_input_exits_2_naming_file_and_field(
+    tmp_path: pathlib.Path, cluster: str, config: str | None, parts: list[str]
+) -> None:
     args = ["simulate", "--cluster", write(tmp_path, "c.yaml", cluster)]
     if config is not None:
         args += ["--config", write(tmp_path, "k.yaml", config)]
@@ -112,13 +142,25 @@ def test_bench_prints_one_json_line() -> None:
     code, out, _ = run("bench", "--workload", "SchedulingBasic", "--nodes", "50", "--init-pods", "10", "--pods", "100")
     assert code == 0
     result = json.loads(out.strip().splitlines()[-1])
-    assert set(result) == {"workload", "nodes", "pods", "scheduled", "seconds", "pods_per_second", "peak_rss_mb", "stop", "churn_scheduled"}
+    assert set(result) == {
+        "workload",
+        "nodes",
+        "pods",
+        "scheduled",
+        "seconds",
+        "pods_per_second",
+        "peak_rss_mb",
+        "stop",
+        "churn_scheduled",
+    }
     assert result["stop"] == "finished"
     assert result["scheduled"] == 100 and result["nodes"] == 50
 
 
 def test_bench_cpu_time_reports_pods_per_cpu_second() -> None:
-    code, out, _ = run("bench", "--workload", "SchedulingBasic", "--nodes", "50", "--init-pods", "10", "--pods", "100", "--cpu-time")
+    code, out, _ = run(
+        "bench", "--workload", "SchedulingBasic", "--nodes", "50", "--init-pods", "10", "--pods", "100", "--cpu-time"
+    )
     assert code == 0
     result = json.loads(out.strip().splitlines()[-1])
     assert result["cpu_seconds"] > 0
@@ -140,7 +182,9 @@ def test_table_names_preemption_victims(tmp_path: pathlib.Path) -> None:
     low = POD.replace("name: p,", "name: low,").replace("CPU", "2").replace("spec: {", "spec: {nodeName: a, priority: 0, ")
     low2 = POD.replace("name: p,", "name: low2,").replace("CPU", "2").replace("spec: {", "spec: {nodeName: b, priority: 5, ")
     high = POD.replace("CPU", "2").replace("spec: {", "spec: {priority: 100, ")
-    code, out, _ = run("simulate", "--cluster", write(tmp_path, "c.yaml", small + low + low2 + high), "--output", "table", "--seed", "1")
+    code, out, _ = run(
+        "simulate", "--cluster", write(tmp_path, "c.yaml", small + low + low2 + high), "--output", "table", "--seed", "1"
+    )
     assert code == 0
     assert "default/p  attempt 1  [default-scheduler]  Nominated  a" in out
     assert "  victims: default/low" in out

@@ -9,8 +9,8 @@ from scheduler.config.types import SchedulerConfiguration
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import Code, CycleState, Status
 from scheduler.scheduler import Scheduler
-from tests.builders import make_node, make_pod
-from tests.framework.fakes import FailFilter, profile, registry
+from tests.support.builders import make_node, make_pod
+from tests.support.fakes import FailFilter, profile, registry
 
 
 class BlockLabelled(FailFilter):
@@ -37,6 +37,9 @@ def test_metric_names_and_labels() -> None:
     assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="unschedulable"} 1.0' in text
     assert 'scheduler_pending_pods{queue="unschedulable"} 1.0' in text
     assert 'scheduler_scheduling_attempt_duration_seconds_count{profile="default-scheduler",result="scheduled"} 1.0' in text
-    assert 'scheduler_framework_extension_point_duration_seconds_count{extension_point="Filter",profile="default-scheduler",status="Success"}' in text
+    assert (
+        'scheduler_framework_extension_point_duration_seconds_count{extension_point="Filter",profile="default-scheduler",status="Success"}'
+        in text
+    )
     as_json = sched.metrics.as_json()
     assert {"labels": {"queue": "active"}, "value": 0.0} in as_json["scheduler_pending_pods"]

@@ -8,6 +8,7 @@ a node update that adds room.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import given, settings
@@ -17,11 +18,12 @@ from scheduler.api.objects import Pod
 from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.loader import default_config
-from scheduler.framework.types import ActionType, ClusterEvent, QueueingHint, Status
+from scheduler.framework.types import ActionType, ClusterEvent, Code, QueueingHint, Status
 from scheduler.plugins.registry import new_registry
 from scheduler.queue import HintMap, SchedulingQueue, Strategy
 from scheduler.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from tests.support.builders import make_node, make_pod
+from tests.support.examples import examples
 
 PLUGINS = ("Fit", "Ports", "Taints", "Gate")
 
@@ -86,7 +88,7 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(ops=OPS)
 def test_indexed_pool_moves_like_a_full_scan(ops: list[tuple[Any, ...]]) -> None:
     queues = [new_queue(ScanningQueue), new_queue(SchedulingQueue)]
@@ -125,7 +127,12 @@ def test_an_event_asks_only_pods_whose_rejectors_registered_for_it() -> None:
         asked.append(pod.name)
         return QueueingHint.QUEUE_SKIP
 
-    hints = HintMap([("default-scheduler", "Fit", ClusterEvent("Pod", ActionType.DELETE, hint=counting)), ("default-scheduler", "Affinity", ClusterEvent("Pod", ActionType.ADD, hint=counting))])
+    hints = HintMap(
+        [
+            ("default-scheduler", "Fit", ClusterEvent("Pod", ActionType.DELETE, hint=counting)),
+            ("default-scheduler", "Affinity", ClusterEvent("Pod", ActionType.ADD, hint=counting)),
+        ]
+    )
     q = SchedulingQueue(less=lambda a, b: False, pre_enqueue=lambda pod: Status(), hints=hints, now=lambda: 0.0)
     for i in range(50):
         q.add(make_pod(f"fit{i}"))
@@ -143,7 +150,12 @@ def test_an_event_asks_only_pods_whose_rejectors_registered_for_it() -> None:
 
 
 def test_strategies_as_upstream() -> None:
-    hints = HintMap([("default-scheduler", "Permit", ClusterEvent("Pod", ActionType.DELETE)), ("default-scheduler", "Fit", ClusterEvent("Pod", ActionType.DELETE))])
+    hints = HintMap(
+        [
+            ("default-scheduler", "Permit", ClusterEvent("Pod", ActionType.DELETE)),
+            ("default-scheduler", "Fit", ClusterEvent("Pod", ActionType.DELETE)),
+        ]
+    )
     q = SchedulingQueue(less=lambda a, b: False, pre_enqueue=lambda pod: Status(), hints=hints, now=lambda: 0.0)
     q.add(make_pod("p"))
     qpi = q.pop()
@@ -225,3 +237,20 @@ def test_events_seen_in_flight_are_kept_only_while_a_pod_may_have_missed_them() 
     q.requeue_failed(b, {"Fit"}, False)
     assert q.where(b.pod.uid) == "unschedulable"
     assert q._events == []
+
+
+def test_gated_pod_nomination_reaches_the_nominator_only_through_active_q() -> None:
+    """kube-scheduler's `moveToActiveQ` adds a pod's `status.nominatedNodeName` to the nominator
+    only when PreEnqueue lets it into activeQ: a gated pod nominated by another component holds
+    nothing on that node; the same pod ungated counts."""
+    gated = {"gated"}
+
+    def pre_enqueue(pod: Pod) -> Status:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("waiting",), "SchedulingGates") if pod.name in gated else Status()
+
+    q = SchedulingQueue(less=lambda a, b: False, pre_enqueue=pre_enqueue, hints=HintMap([]), now=lambda: 0.0)
+    q.add(dataclasses.replace(make_pod("gated", cpu="2"), nominated_node_name="n1"))
+    assert q.where("uid-default-gated") == "gated"
+    assert q.nominated_pods_for_node("n1") == []
+    q.add(dataclasses.replace(make_pod("free", cpu="2"), nominated_node_name="n1"))
+    assert [p.pod.name for p in q.nominated_pods_for_node("n1")] == ["free"]

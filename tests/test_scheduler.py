@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -9,11 +10,14 @@ import pytest
 
 from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
+from scheduler.config.loader import default_config
 from scheduler.config.types import Profile, SchedulerConfiguration
-from scheduler.framework.types import ActionType, ClusterEvent, Code
-from scheduler.scheduler import Scheduler, fit_error_message, num_feasible_nodes_to_find
-from tests.builders import make_node, make_pod
-from tests.framework.fakes import Binder, FailFilter, Permit, TableScore, profile, registry
+from scheduler.framework.types import ActionType, ClusterEvent, Code, fit_error_message
+from scheduler.plugins.registry import new_registry
+from scheduler.schedule_one import num_feasible_nodes_to_find
+from scheduler.scheduler import Scheduler
+from tests.support.builders import make_node, make_pod
+from tests.support.fakes import Binder, FailFilter, Permit, TableScore, profile, registry
 
 START = 1767225600.0
 
@@ -40,7 +44,10 @@ def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, want: in
 
 def test_fit_error_message_sorts_the_reason_histogram() -> None:
     reasons = [("node(s) had untolerated taint(s)",), ("Insufficient cpu",), ("node(s) had untolerated taint(s)",)]
-    assert fit_error_message(3, "", reasons, "") == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."
+    assert (
+        fit_error_message(3, "", reasons, "")
+        == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."
+    )
     assert fit_error_message(3, "pre says no", [], "post says no") == "0/3 nodes are available: pre says no. post says no"
 
 
@@ -62,7 +69,9 @@ def start(profiles: list[Profile], plugins: list[Any], nodes: int = 3, pods: lis
 
 def test_start_index_rotates_through_the_nodes() -> None:
     # 200 nodes at 50% sample 100 per pod; the second pod starts where the first stopped.
-    sched = start([profile(scores=[("S", 1)], percentage=50)], [TableScore("S", {})], nodes=200, pods=[make_pod("a"), make_pod("b")])
+    sched = start(
+        [profile(scores=[("S", 1)], percentage=50)], [TableScore("S", {})], nodes=200, pods=[make_pod("a"), make_pod("b")]
+    )
     sched.run()
     first, second = sched.records
     assert set(first.totals()) == {f"n{i}" for i in range(100)}
@@ -72,7 +81,9 @@ def test_start_index_rotates_through_the_nodes() -> None:
 def test_ties_are_broken_uniformly_with_a_seed() -> None:
     picks: Counter[str] = Counter()
     for seed in range(60):
-        sched = start([profile(scores=[("S", 1)])], [TableScore("S", {"n0": 5, "n1": 5, "n2": 5})], pods=[make_pod("p")], seed=seed)
+        sched = start(
+            [profile(scores=[("S", 1)])], [TableScore("S", {"n0": 5, "n1": 5, "n2": 5})], pods=[make_pod("p")], seed=seed
+        )
         sched.run()
         picks[sched.records[0].node or ""] += 1
     assert set(picks) == {"n0", "n1", "n2"} and min(picks.values()) >= 8
@@ -170,3 +181,25 @@ def test_pods_left_unschedulable_for_five_minutes_are_retried() -> None:
     assert attempts[:2] == [("default/stuck", 1, "Unschedulable"), ("default/stuck", 2, "Unschedulable")]
     second = [r for r in sched.records if r.pod == "default/stuck"][1]
     assert second.at >= START + 300
+
+
+def test_deleting_a_nominated_pod_frees_its_node_for_lower_priority_pods() -> None:
+    """`deletePodFromSchedulingQueue`: an unscheduled pod holding a nominated node is counted on
+    it by pods of lower or equal priority; its deletion moves them out of the pool at once."""
+    clock = VirtualClock(START)
+    cluster = SimulatedCluster(clock=clock)
+    cluster.nodes["n0"] = make_node("n0", cpu="4")
+    # Nominated to n0 by an earlier preemption; of equal priority, so it counts there for `small`.
+    big = dataclasses.replace(make_pod("big", cpu="4", priority=5), nominated_node_name="n0")
+    small = make_pod("small", cpu="1", priority=5)
+    for pod in (small, big):
+        cluster.pods[pod.uid] = pod
+    sched = Scheduler(default_config(), cluster, clock, new_registry(), seed=1)
+    sched.start()
+    sched.run(max_attempts=1)
+    assert [(r.pod, r.outcome) for r in sched.records] == [("default/small", "Unschedulable")]
+    assert sched.queue.where(small.uid) == "unschedulable"
+    cluster.delete_pod(cluster.pods[big.uid])
+    assert sched.queue.where(small.uid) in ("active", "backoff")
+    sched.run()
+    assert cluster.pods[small.uid].node_name == "n0"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from schedconsole.api import serializers as S
 from schedconsole.api.base import ConsoleAPIView
 from schedconsole.engine.bridge import score_table
 from schedconsole.history.compact import expand_groups
@@ -17,7 +17,7 @@ from schedconsole.history.models import Attempt
 
 
 def attempt_json(attempt: Attempt, full: bool) -> dict[str, Any]:
-    """DESIGN section 5's `results[]` entry plus `id` and `at`."""
+    """The attempt record (docs/architecture.md, "The attempt record") plus `id` and `at`."""
     detail = dict(attempt.detail)
     out = {
         "id": attempt.id,
@@ -36,7 +36,7 @@ def attempt_json(attempt: Attempt, full: bool) -> dict[str, Any]:
         for key in ("filter", "filterGroups", "filterTruncated", "numAllNodes", "scoredNodes", "timings"):
             if key in detail:
                 out[key] = detail[key]
-        if "filterGroups" in detail:  # kept compact (history.compact); section 5's shape rebuilt
+        if "filterGroups" in detail:  # kept compact (history.compact); the record's shape rebuilt
             out["filter"] = expand_groups(detail["filterGroups"])
         out["scores"], out["totals"] = score_table(detail)
     return out
@@ -45,7 +45,7 @@ def attempt_json(attempt: Attempt, full: bool) -> dict[str, Any]:
 class PodAttempts(ConsoleAPIView):
     """A pod's attempts, newest first."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=S.paged(S.AttemptSerializer, "PaginatedAttemptList"))
     def get(self, request: Request, namespace: str, name: str) -> Response:
         """A page of attempts."""
         from schedconsole.api.base import page
@@ -57,7 +57,7 @@ class PodAttempts(ConsoleAPIView):
 class AttemptDetail(ConsoleAPIView):
     """One attempt with every node's filter result and score."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=S.AttemptSerializer)
     def get(self, request: Request, pk: int) -> Response:
         """The attempt or 404."""
         return Response(attempt_json(get_object_or_404(Attempt, pk=pk), full=True))

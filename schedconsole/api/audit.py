@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from schedconsole.api import serializers as S
 from schedconsole.api.base import ConsoleAPIView, page
 from schedconsole.profiles.models import AuditEntry
 
@@ -14,7 +14,10 @@ from schedconsole.profiles.models import AuditEntry
 class AuditList(ConsoleAPIView):
     """Newest first; filter by `action` or `user`."""
 
-    @extend_schema(parameters=[OpenApiParameter("action", str), OpenApiParameter("user", str)], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=[OpenApiParameter("action", str), OpenApiParameter("user", str)],
+        responses=S.paged(S.AuditEntrySerializer, "PaginatedAuditEntryList"),
+    )
     def get(self, request: Request) -> Response:
         """A page of audit entries."""
         entries = AuditEntry.objects.all()
@@ -23,7 +26,15 @@ class AuditList(ConsoleAPIView):
         if request.query_params.get("user"):
             entries = entries.filter(user=request.query_params["user"])
         rows = [
-            {"id": e.id, "at": e.at.isoformat().replace("+00:00", "Z"), "user": e.user, "action": e.action, "target": e.target, "before": e.before, "after": e.after}
+            {
+                "id": e.id,
+                "at": e.at.isoformat().replace("+00:00", "Z"),
+                "user": e.user,
+                "action": e.action,
+                "target": e.target,
+                "before": e.before,
+                "after": e.after,
+            }
             for e in entries[:5000]
         ]
         return page(request, rows, self)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter
@@ -10,12 +10,17 @@ from rest_framework import status
 from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from schedconsole.engine.bridge import LIST_LIMIT_MAX
+from schedconsole.engine.bridge.answers import NodeList, PodList
 from schedconsole.engine.client import EngineCallError, call
+from schedconsole.engine.operations import Operation
 from schedconsole.profiles.models import AuditEntry
+
+T = TypeVar("T")
 
 
 class EngineUnavailableError(APIException):
@@ -32,10 +37,17 @@ class EngineTimeoutError(APIException):
     default_detail = "the engine did not answer in time"
 
 
-def engine(op: str, payload: dict[str, Any] | None = None, field: str = "non_field_errors") -> Any:
-    """Call the engine; its refusals become DRF errors (400 field-keyed, 404, 503, 504)."""
+class NotStoredError(APIException):
+    """500: the database refused the change (it was not stored; the detail names it and why)."""
+
+    status_code = status.HTTP_500_INTERNAL_SERVER_ERROR
+    default_detail = "the change was not stored"
+
+
+def engine(op: Operation[T], field: str = "non_field_errors") -> T:
+    """Call the engine; its refusals become DRF errors (400 field-keyed, 404, 500, 503, 504)."""
     try:
-        return call(op, payload)
+        return call(op)
     except EngineCallError as exc:
         if exc.status == 400:
             raise ValidationError({exc.field or field: [exc.message]}) from exc
@@ -43,6 +55,8 @@ def engine(op: str, payload: dict[str, Any] | None = None, field: str = "non_fie
             raise NotFound(exc.message) from exc
         if exc.status == 504:
             raise EngineTimeoutError(exc.message) from exc
+        if exc.status == 500:
+            raise NotStoredError(exc.message) from exc
         raise EngineUnavailableError(exc.message) from exc
 
 
@@ -52,8 +66,16 @@ def audit(request: Request, action: str, target: str, before: Any = None, after:
     AuditEntry.objects.create(user=user, action=action, target=target, before=before, after=after)
 
 
+class BodyTooLargeError(APIException):
+    """413: a body over SCHEDCONSOLE_UPLOAD_MAX_BYTES."""
+
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "the body is over the upload limit"
+
+
 class ConsoleAPIView(APIView):
-    """An API view that refuses bodies over the upload limit before reading them."""
+    """An API view that refuses bodies over the upload limit before reading them (the ASGI
+    application also counts bodies sent without a length: `schedconsole.limits.BodyLimit`)."""
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         """Check the size, then authenticate and authorize as usual."""
@@ -64,8 +86,8 @@ class ConsoleAPIView(APIView):
         except ValueError:
             size = 0
         if size > settings.UPLOAD_MAX_BYTES:
-            raise ValidationError(
-                {"body": [f"the upload is {size} bytes, over the limit of {settings.UPLOAD_MAX_BYTES} bytes (SCHEDCONSOLE_UPLOAD_MAX_BYTES)"]}
+            raise BodyTooLargeError(
+                f"the body is {size} bytes, over the limit of {settings.UPLOAD_MAX_BYTES} bytes (SCHEDCONSOLE_UPLOAD_MAX_BYTES)"
             )
 
 
@@ -85,10 +107,11 @@ def window(request: Request) -> tuple[int, int]:
     """The `offset` and `limit` a list request asks for (bad values fall back as DRF's do)."""
     paginator = ListPagination()
     limit = paginator.get_limit(request) or api_settings.PAGE_SIZE
+    assert limit is not None  # settings.REST_FRAMEWORK sets PAGE_SIZE
     return paginator.get_offset(request), limit
 
 
-def engine_page(request: Request, result: dict[str, Any]) -> Any:
+def engine_page(request: Request, result: NodeList | PodList) -> Response:
     """DRF's paged list body from a page the engine cut (`{"count", "results"}`): only the page
     crosses from the engine, never the whole list."""
     paginator = ListPagination()
@@ -98,8 +121,8 @@ def engine_page(request: Request, result: dict[str, Any]) -> Any:
     return paginator.get_paginated_response(result["results"])
 
 
-def page(request: Request, rows: list[Any], view: APIView) -> Any:
-    """DRF's paged list body `{"count", "next", "previous", "results"}`."""
-    paginator = api_settings.DEFAULT_PAGINATION_CLASS()
+def page(request: Request, rows: list[Any], view: APIView) -> Response:
+    """DRF's paged list body `{"count", "next", "previous", "results"}` (the default paginator's)."""
+    paginator = ListPagination()
     items = paginator.paginate_queryset(rows, request, view=view)
     return paginator.get_paginated_response(items)

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from schedconsole.api import serializers as S
 from schedconsole.api.base import ConsoleAPIView, audit, engine
+from schedconsole.engine import operations as ops
+from schedconsole.engine.bridge import answers
 
 
 class DebugFlags(ConsoleAPIView):
     """GET the flags; PUT `{"debugTopNScores": N, "debugFilterFailure": bool}` (either key)."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=S.typed(answers.DebugFlags))
     def get(self, request: Request) -> Response:
         """The flags as the engine holds them."""
-        return Response(engine("debug_flags"))
+        return Response(engine(ops.GetDebugFlags()))
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=S.DebugFlagsBodySerializer, responses=S.typed(answers.DebugFlags))
     def put(self, request: Request) -> Response:
         """Set the flags; the engine confirms the values it now holds."""
         data = request.data
@@ -34,8 +36,8 @@ class DebugFlags(ConsoleAPIView):
         failure = data.get("debugFilterFailure")
         if failure is not None and not isinstance(failure, bool):
             raise ValidationError({"debugFilterFailure": [f"invalid value {failure!r}; expected true or false"]})
-        before = engine("debug_flags")
-        after = engine("set_debug_flags", {"debugTopNScores": top_n, "debugFilterFailure": None if failure is None else str(failure).lower()})
+        before = engine(ops.GetDebugFlags())
+        after = engine(ops.SetDebugFlags(top_n=top_n, filter_failure=failure))
         audit(request, "debug-flags.set", "engine", before=before, after=after)
         return Response(after)
 
@@ -44,18 +46,18 @@ class PluginTiming(ConsoleAPIView):
     """GET `{"every": N}`: each plugin is timed in every Nth attempt for the live page (0: never);
     PUT `{"every": N}` sets it (1: every attempt, as when watching a slow plugin)."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=S.typed(answers.PluginTiming))
     def get(self, request: Request) -> Response:
         """The sampling as the engine holds it."""
-        return Response(engine("plugin_timing"))
+        return Response(engine(ops.PluginTiming()))
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=S.PluginTimingBodySerializer, responses=S.typed(answers.PluginTiming))
     def put(self, request: Request) -> Response:
         """Set it; the engine confirms the value it now holds."""
         data = request.data
         if not isinstance(data, dict) or "every" not in data:
             raise ValidationError({"every": ['expected {"every": N} (0: off, 1: every attempt)']})
-        before = engine("plugin_timing")
-        after = engine("plugin_timing", {"every": data["every"]}, field="every")
+        before = engine(ops.PluginTiming())
+        after = engine(ops.PluginTiming(every=data["every"]), field="every")
         audit(request, "plugin-timing.set", "engine", before=before, after=after)
         return Response(after)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from schedconsole.api import serializers as S
 from schedconsole.api.base import PAGE_PARAMETERS, ConsoleAPIView, audit, page
 from schedconsole.cluster import jobs
 from schedconsole.cluster.models import Job
@@ -24,7 +24,11 @@ def started(request: Request, job: Job) -> Response:
 class JobList(ConsoleAPIView):
     """GET the jobs, newest first (`?kind=import|bench`)."""
 
-    @extend_schema(operation_id="jobs_list", parameters=[OpenApiParameter("kind", str, description="import or bench"), *PAGE_PARAMETERS], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="jobs_list",
+        parameters=[OpenApiParameter("kind", str, description="import or bench"), *PAGE_PARAMETERS],
+        responses=S.paged(S.JobSerializer, "PaginatedJobList"),
+    )
     def get(self, request: Request) -> Response:
         """A page of jobs."""
         found = Job.objects.all()
@@ -37,10 +41,28 @@ class JobList(ConsoleAPIView):
 class JobDetail(ConsoleAPIView):
     """GET one job: `state` (queued, running, done, failed), `phase`, `done` of `total`, `percent`, `result`, `error`."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=S.JobSerializer)
     def get(self, request: Request, pk: int) -> Response:
         """The job or 404."""
         return Response(jobs.job_json(get_object_or_404(Job, pk=pk)))
+
+
+class JobCancel(ConsoleAPIView):
+    """POST stops a running replay job: its queued parts are dropped, running ones stop at their
+    next check (a few hundred events); 409 for a job that cannot be cancelled."""
+
+    @extend_schema(request=None, responses={200: S.JobSerializer, 409: S.JobSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        """Cancel it."""
+        job = get_object_or_404(Job, pk=pk)
+        if job.kind != "replay" or job.state in ("done", "failed", "cancelled"):
+            return Response(jobs.job_json(job), status=status.HTTP_409_CONFLICT)
+        from schedconsole.replay.services import cancel
+
+        cancel(job)
+        audit(request, "job.cancel", f"job {job.pk}")
+        job.refresh_from_db()
+        return Response(jobs.job_json(job))
 
 
 class Bench(ConsoleAPIView):
@@ -48,7 +70,7 @@ class Bench(ConsoleAPIView):
     generated workload, or `{"workload": "cluster-copy"}` on a scratch copy of the simulated
     cluster (never the live one); 202 with the job to follow."""
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT})
+    @extend_schema(request=S.BenchBodySerializer, responses={202: S.StartedJobSerializer})
     def post(self, request: Request) -> Response:
         """Start the benchmark."""
         try:

@@ -6,7 +6,6 @@ once and the engine answers all queued requests between two scheduling cycles.
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
@@ -15,23 +14,33 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
+from schedconsole.accounts.authentication import token_identity
 from schedconsole.accounts.permissions import OPERATOR, VIEWER, roles
-from schedconsole.api.fastpath import audit_flags, identify
+from schedconsole.engine import operations as ops
 from schedconsole.engine.client import EngineCallError, acall
 
 SAFE = ("GET", "HEAD", "OPTIONS")
 
 
 async def authenticate(request: HttpRequest) -> tuple[str | None, frozenset[str], bool]:
-    """The user name (session or `Authorization: Token ...`), their roles, and whether a token was used."""
-    header = request.headers.get("Authorization", "")
-    if header.startswith("Token "):
-        found = await identify("token", header[6:].strip())
-        return (found[0], found[1], True) if found is not None else (None, frozenset(), True)
-    user = await request.auser()
-    if not user.is_authenticated:
+    """The user name (session, or `Authorization: Token|Bearer ...` through DRF's token
+    authentication), their roles, and whether a token header was sent. Looked up per request,
+    never cached: a deleted token or a logged-out session is refused at once."""
+    if request.headers.get("Authorization", "").split(" ", 1)[0].lower() in ("token", "bearer"):
+        user, held, _ = await sync_to_async(token_identity)(request)
+        return (user.get_username(), frozenset(held), True) if user is not None else (None, frozenset(), True)
+    session_user = await request.auser()
+    if not session_user.is_authenticated:
         return None, frozenset(), False
-    return user.username, frozenset(await sync_to_async(roles)(user)), False
+    return session_user.username, frozenset(await sync_to_async(roles)(session_user)), False
+
+
+async def audit_flags(user: str, path: str) -> None:
+    """Keep a change of the debug flags made through Koordinator's routes in the audit log."""
+    from schedconsole.profiles.models import AuditEntry
+
+    flags = await acall(ops.GetDebugFlags())
+    await AuditEntry.objects.acreate(user=user, action="debug-flags.set", target=path, after=flags)
 
 
 def _message(status: int, message: str) -> JsonResponse:
@@ -41,7 +50,7 @@ def _message(status: int, message: str) -> JsonResponse:
 async def _authorize(request: HttpRequest) -> tuple[Any, HttpResponse | None]:
     user, held, by_token = await authenticate(request)
     if user is None:
-        return None, _message(401, "authentication required: log in or send Authorization: Token <token>")
+        return None, _message(401, "authentication required: log in or send Authorization: Token <token> (or Bearer)")
     need = VIEWER if request.method in SAFE else OPERATOR
     if need not in held:
         return None, _message(403, f"you need the {need} role for {request.method} {request.path}")
@@ -52,27 +61,23 @@ async def _authorize(request: HttpRequest) -> tuple[Any, HttpResponse | None]:
     return user, None
 
 
-async def _engine(op: str, payload: dict[str, Any] | None = None) -> Any:
-    return await acall(op, payload)
-
-
 @csrf_exempt
 async def koordinator_route(request: HttpRequest, path: str = "") -> HttpResponse:
     """Any `/apis/v1/...` or `/debug/flags/...` call, passed to the engine's route table."""
     user, refused = await _authorize(request)
     if refused is not None:
         return refused
-    payload = {
-        "method": request.method,
-        "path": request.path,
-        "body": base64.b64encode(request.body).decode(),
-        "query": {k: v for k, v in request.GET.items()},
-    }
+    op = ops.Dispatch(
+        method=request.method or "GET",
+        path=request.path,
+        body=request.body,
+        query={k: request.GET.get(k, "") for k in request.GET},
+    )
     try:
-        answer = await _engine("dispatch", payload)
+        answer = await acall(op)
     except EngineCallError as exc:
         return _message(exc.status, exc.message)
-    body = base64.b64decode(answer["body"])
+    body = ops.route_body(answer)
     if request.path.startswith("/debug/flags/") and request.method not in SAFE and answer["status"] == 200:
         await audit_flags(user or "", request.path)
     return HttpResponse(body, status=answer["status"], content_type=answer["contentType"])
@@ -85,7 +90,7 @@ async def metrics(request: HttpRequest) -> HttpResponse:
     if refused is not None:
         return refused
     try:
-        text = await _engine("metrics")
+        text = await acall(ops.GetMetrics())
     except EngineCallError as exc:
         return _message(exc.status, exc.message)
     return HttpResponse(text, content_type="text/plain; version=0.0.4; charset=utf-8")
@@ -99,8 +104,13 @@ async def healthz(request: HttpRequest) -> HttpResponse:
 def _database() -> str:
     from django.db import connection
 
-    with connection.cursor() as cur:
-        cur.execute("SELECT 1")
+    # On a pool thread, outside any request: close the connection here, or that thread keeps it
+    # (a connection lost in an outage was reused by every later probe until a restart).
+    try:
+        with connection.cursor() as cur:
+            cur.execute("SELECT 1")
+    finally:
+        connection.close()
     return "ok"
 
 
@@ -127,9 +137,22 @@ async def readyz(request: HttpRequest) -> HttpResponse:
             checks[name] = f"failed: {exc}"
             ready = False
     try:
-        await acall("ping", None, 3)
+        await acall(ops.Ping(), 3)
         checks["engine"] = "ok"
     except EngineCallError as exc:
         checks["engine"] = f"failed: {exc.message}"
         ready = False
-    return HttpResponse(json.dumps({"ready": ready, "checks": checks}), status=200 if ready else 503, content_type="application/json")
+    if not await _logged_in(request):
+        # Probes need the verdict only; what failed and why (hosts, errors) is for logged-in users.
+        checks = {name: "ok" if text.startswith("ok") else "failed" for name, text in checks.items()}
+    return HttpResponse(
+        json.dumps({"ready": ready, "checks": checks}), status=200 if ready else 503, content_type="application/json"
+    )
+
+
+async def _logged_in(request: HttpRequest) -> bool:
+    try:
+        user = await request.auser()
+    except Exception:  # the session store is the database, which may be what failed
+        return False
+    return bool(user.is_authenticated)

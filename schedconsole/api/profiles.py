@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -14,8 +13,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from schedconsole.accounts.permissions import ViewerMayPost
+from schedconsole.api import serializers as S
 from schedconsole.api.base import ConsoleAPIView, engine, page
 from schedconsole.engine import bridge
+from schedconsole.engine import operations as ops
 from schedconsole.engine.client import EngineCallError
 from schedconsole.profiles import services
 from schedconsole.profiles.models import ProfileVersion
@@ -59,12 +60,12 @@ def _document_and_comment(data: Any) -> tuple[Any, str, bool]:
 class ProfileList(ConsoleAPIView):
     """Every version, newest first; POST stores a new one (and activates it unless told not to)."""
 
-    @extend_schema(operation_id="profiles_list", responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="profiles_list", responses=S.paged(S.ProfileVersionSerializer, "PaginatedProfileVersionList"))
     def get(self, request: Request) -> Response:
         """A page of versions."""
         return page(request, [version_json(v, document=False) for v in ProfileVersion.objects.select_related("author")], self)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(request=S.PROFILE_BODY, responses={201: S.ProfileVersionSerializer})
     def post(self, request: Request) -> Response:
         """Validate, store, and activate atomically."""
         document, comment, activate = _document_and_comment(request.data)
@@ -84,7 +85,7 @@ def services_document(document: Any) -> dict[str, Any]:
 class ProfileDetail(ConsoleAPIView):
     """One version."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=S.ProfileVersionSerializer)
     def get(self, request: Request, version: int) -> Response:
         """The version with its document."""
         return Response(version_json(get_object_or_404(ProfileVersion, version=version)))
@@ -95,7 +96,7 @@ class ProfileValidate(ConsoleAPIView):
 
     permission_classes = (ViewerMayPost,)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=S.PROFILE_BODY, responses=S.ValidSerializer)
     def post(self, request: Request) -> Response:
         """`{"valid": true, "profiles": [...]}` or a 400 naming the field."""
         document, _, _ = _document_and_comment(request.data)
@@ -106,7 +107,7 @@ class ProfileValidate(ConsoleAPIView):
 class ProfileActivate(ConsoleAPIView):
     """Make a version the running one (rolling back is activating an older version)."""
 
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=None, responses=S.ProfileVersionSerializer)
     def post(self, request: Request, version: int) -> Response:
         """Apply atomically: the engine keeps its profiles if this set fails to build."""
         target = get_object_or_404(ProfileVersion, version=version)
@@ -116,10 +117,10 @@ class ProfileActivate(ConsoleAPIView):
 class PluginArgs(ConsoleAPIView):
     """Live plugin args per profile."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=dict[str, dict[str, dict[str, Any]]])
     def get(self, request: Request) -> Response:
         """Every profile's configured plugin args, as the engine runs them."""
-        return Response(engine("plugin_args"))
+        return Response(engine(ops.GetPluginArgs()))
 
 
 class PluginArgsDetail(ConsoleAPIView):
@@ -127,8 +128,8 @@ class PluginArgsDetail(ConsoleAPIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("dry_run", bool)],
-        request=OpenApiTypes.OBJECT,
-        responses=OpenApiTypes.OBJECT,
+        request=S.PluginArgsBodySerializer,
+        responses=S.PluginArgsChangeSerializer,
     )
     def put(self, request: Request, plugin: str) -> Response:
         """Body `{"args": {...}, "profile"?: name}`."""

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from schedconsole.api import serializers as S
 from schedconsole.api.base import ConsoleAPIView, engine, window
-from schedconsole.engine.bridge import LIST_LIMIT_MAX
+from schedconsole.engine import operations as ops
+from schedconsole.engine.bridge import LIST_LIMIT_MAX, answers
 
 
 class Queue(ConsoleAPIView):
@@ -17,12 +18,14 @@ class Queue(ConsoleAPIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("limit", int, description=f"pods listed per queue (default {api_settings.PAGE_SIZE}, at most {LIST_LIMIT_MAX})"),
+            OpenApiParameter(
+                "limit", int, description=f"pods listed per queue (default {api_settings.PAGE_SIZE}, at most {LIST_LIMIT_MAX})"
+            ),
             OpenApiParameter("offset", int, description="pods skipped in each queue"),
         ],
-        responses=OpenApiTypes.OBJECT,
+        responses=S.typed(answers.QueueView),
     )
     def get(self, request: Request) -> Response:
         """The scheduling queue now: per queue a page of its pods, and `counts` (pods in each queue)."""
         offset, limit = window(request)
-        return Response(engine("queue", {"offset": offset, "limit": limit}))
+        return Response(engine(ops.GetQueue(offset=offset, limit=limit)))

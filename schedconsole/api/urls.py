@@ -1,9 +1,9 @@
-"""The console API under /api/ (DESIGN section 6)."""
+"""The console API under /api/ (docs/console.md, "Routes")."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from schedconsole.api import attempts, audit, cluster, debug_flags, jobs, nodes, pods, profiles, queue, whatif
+from schedconsole.api import attempts, audit, cluster, debug_flags, jobs, nodes, pods, profiles, queue, replays, whatif
 
 urlpatterns = [
     path("nodes/", nodes.NodeList.as_view(), name="api-nodes"),
@@ -16,7 +16,10 @@ urlpatterns = [
     path("queue/", queue.Queue.as_view(), name="api-queue"),
     path("jobs/", jobs.JobList.as_view(), name="api-jobs"),
     path("jobs/<int:pk>/", jobs.JobDetail.as_view(), name="api-job"),
+    path("jobs/<int:pk>/cancel/", jobs.JobCancel.as_view(), name="api-job-cancel"),
     path("bench/", jobs.Bench.as_view(), name="api-bench"),
+    path("replays/", replays.ReplayList.as_view(), name="api-replays"),
+    path("replays/<int:pk>/", replays.ReplayDetail.as_view(), name="api-replay"),
     path("profiles/", profiles.ProfileList.as_view(), name="api-profiles"),
     path("profiles/validate/", profiles.ProfileValidate.as_view(), name="api-profiles-validate"),
     path("profiles/<int:version>/", profiles.ProfileDetail.as_view(), name="api-profile"),
@@ -31,6 +34,8 @@ urlpatterns = [
     path("plugin-timing/", debug_flags.PluginTiming.as_view(), name="api-plugin-timing"),
     path("audit/", audit.AuditList.as_view(), name="api-audit"),
     path("cluster/", cluster.ClusterStatus.as_view(), name="api-cluster"),
+    path("export/", cluster.Export.as_view(), name="api-export"),
+    path("cluster/reset/", cluster.Reset.as_view(), name="api-cluster-reset"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from schedconsole.accounts.permissions import ViewerMayPost
+from schedconsole.api import serializers as S
 from schedconsole.api.base import ConsoleAPIView, engine
+from schedconsole.engine import operations as ops
 
 
-def _pod(data: Any) -> Any:
+def _body(data: object) -> dict[str, Any]:
+    """The body: an object with a `pod`, or a 400 naming the field."""
     if not isinstance(data, dict) or "pod" not in data:
         raise ValidationError({"pod": ['expected {"pod": {Pod}, ...}']})
-    return data["pod"]
+    return data
 
 
 class WhatIf(ConsoleAPIView):
@@ -25,14 +27,14 @@ class WhatIf(ConsoleAPIView):
 
     permission_classes = (ViewerMayPost,)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=S.WhatIfBodySerializer, responses=S.EntrySerializer)
     def post(self, request: Request) -> Response:
         """Body `{"pod": Pod, "profile"?: name}` → a `results[]` entry."""
-        data = request.data
-        return Response(engine("whatif", {"pod": _pod(data), "profile": data.get("profile")}, field="pod"))
+        data = _body(request.data)
+        return Response(engine(ops.WhatIf(pod=data["pod"], profile=data.get("profile")), field="pod"))
 
 
-def _two_profiles(data: Any) -> list[str]:
+def _two_profiles(data: object) -> list[str]:
     """The body's `profiles`: exactly two names, or a 400 naming the field."""
     profiles = data.get("profiles") if isinstance(data, dict) else None
     if not isinstance(profiles, list) or len(profiles) != 2 or not all(isinstance(p, str) for p in profiles):
@@ -45,12 +47,12 @@ class Compare(ConsoleAPIView):
 
     permission_classes = (ViewerMayPost,)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=S.CompareBodySerializer, responses=S.ComparisonSerializer)
     def post(self, request: Request) -> Response:
         """Body `{"pod": Pod, "profiles": [a, b]}`."""
-        data = request.data
-        profiles = _two_profiles(data)
-        return Response(engine("compare", {"pod": _pod(data), "profiles": profiles}, field="pod"))
+        profiles = _two_profiles(request.data)
+        data = _body(request.data)
+        return Response(engine(ops.Compare(pod=data["pod"], profiles=profiles), field="pod"))
 
 
 class WhatIfDiff(ConsoleAPIView):
@@ -58,11 +60,12 @@ class WhatIfDiff(ConsoleAPIView):
 
     permission_classes = (ViewerMayPost,)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=S.WhatIfDiffBodySerializer, responses=S.WhatIfDiffSerializer)
     def post(self, request: Request) -> Response:
         """Body `{"pod": Pod, "original"?: Pod, "profile"?: name}` → `{"result", "base", "diff"}`."""
-        data = request.data
-        return Response(engine("whatif_diff", {"pod": _pod(data), "original": data.get("original"), "profile": data.get("profile") or None}, field="pod"))
+        data = _body(request.data)
+        op = ops.WhatIfDiff(pod=data["pod"], original=data.get("original"), profile=data.get("profile") or None)
+        return Response(engine(op, field="pod"))
 
 
 class CompareSummary(ConsoleAPIView):
@@ -70,9 +73,9 @@ class CompareSummary(ConsoleAPIView):
 
     permission_classes = (ViewerMayPost,)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=S.CompareBodySerializer, responses=S.CompareSummarySerializer)
     def post(self, request: Request) -> Response:
         """Body `{"pod": Pod, "profiles": [a, b]}` → both trimmed entries and per-node rows."""
-        data = request.data
-        profiles = _two_profiles(data)
-        return Response(engine("compare_summary", {"pod": _pod(data), "profiles": profiles}, field="pod"))
+        profiles = _two_profiles(request.data)
+        data = _body(request.data)
+        return Response(engine(ops.CompareSummary(pod=data["pod"], profiles=profiles), field="pod"))

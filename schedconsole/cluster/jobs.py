@@ -21,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
+from schedconsole.cluster.children import popen_tied
 from schedconsole.cluster.models import Job
 
 PROGRESS_EVERY = 0.25
@@ -47,9 +48,24 @@ class Progress:
 def job_json(job: Job) -> dict[str, Any]:
     """A job as the API and the pages show it."""
     percent = round(100 * job.done / job.total, 1) if job.total else (100.0 if job.state == "done" else 0.0)
-    return {"id": job.pk, "kind": job.kind, "state": job.state, "phase": job.phase, "done": job.done, "total": job.total,
-            "percent": min(100.0, percent), "params": job.params, "result": job.result, "error": job.error, "user": job.user,
-            "created": job.created.isoformat().replace("+00:00", "Z"), "updated": job.updated.isoformat().replace("+00:00", "Z")}
+    result = job.result or {}
+    complete = job.state == "done" and not (job.kind == "bench" and int(result.get("scheduled", 0)) < int(result.get("pods", 0)))
+    return {
+        "id": job.pk,
+        "kind": job.kind,
+        "state": job.state,
+        "complete": complete,
+        "phase": job.phase,
+        "done": job.done,
+        "total": job.total,
+        "percent": min(100.0, percent),
+        "params": job.params,
+        "result": job.result,
+        "error": job.error,
+        "user": job.user,
+        "created": job.created.isoformat().replace("+00:00", "Z"),
+        "updated": job.updated.isoformat().replace("+00:00", "Z"),
+    }
 
 
 class _Runners:
@@ -112,6 +128,17 @@ def run(job_id: int, text: str = "") -> None:
             answer = _bench(job)
         if "error" in answer:
             Job.objects.filter(pk=job_id).update(state="failed", error=answer["error"]["message"], result=answer["error"])
+        elif job.kind == "bench":
+            # The bar ends at what was bound, not at what was taken from the queue: a run that
+            # stopped with pods left says so.
+            result = answer["ok"]
+            bound, measured = int(result.get("scheduled", 0)), int(result.get("pods", 0))
+            phase = (
+                "all measured pods bound"
+                if bound >= measured
+                else f"ended {result.get('stop', '')}: {measured - bound} measured pod{'s' if measured - bound != 1 else ''} not bound"
+            )
+            Job.objects.filter(pk=job_id).update(state="done", result=result, phase=phase, done=bound, total=measured)
         else:
             Job.objects.filter(pk=job_id).update(state="done", result=answer["ok"], done=job_total(job_id))
     except Exception as exc:  # the page must show why, not spin forever
@@ -152,6 +179,11 @@ def bench_params(data: Any) -> dict[str, Any]:
         if not low <= number <= high:
             raise ValueError(f"{key}: invalid value {number}; expected a whole number from {low} to {high}")
         params[key] = number
+    from schedconsole.engine.bridge import bench_shape_error
+
+    error = bench_shape_error(workload, params.get("nodes"), params.get("initPods"), params.get("pods"))
+    if error:
+        raise ValueError(error)
     return params
 
 
@@ -184,13 +216,16 @@ def _bench(job: Job) -> dict[str, Any]:
 
 def _follow(command: list[str], progress: Progress) -> dict[str, Any]:
     """Run the benchmark, turning its progress lines into the job's progress; its last stdout line is the result."""
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Tied to this process: a console stopped mid-run (or killed) does not leave the benchmark running.
+    proc = popen_tied(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stderr is not None and proc.stdout is not None
     other: list[str] = []
     for line in proc.stderr:
         if line.startswith("progress "):
             step = json.loads(line[len("progress ") :])
-            phase = {"initial": "initial pods", "measured": "measured pods", "done": "all measured pods taken"}.get(step["phase"], step["phase"])
+            phase = {"initial": "initial pods", "measured": "measured pods taken", "done": "all measured pods taken"}.get(
+                step["phase"], step["phase"]
+            )
             progress(phase, int(step["scheduled"]), int(step["of"]), force=step["phase"] != "measured")
         else:
             other.append(line.rstrip())

@@ -3,12 +3,12 @@ the engine, so a restarted engine (or a new leader) resumes it; stopped, it stay
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils import timezone
 
 from schedconsole.cluster.models import ClusterSync
+from schedconsole.engine.bridge.answers import SyncStatus
 from schedconsole.engine.client import EngineCallError, call
+from schedconsole.engine.operations import StartSync, StopSync
 
 ROW = 1
 
@@ -18,16 +18,16 @@ def intent() -> ClusterSync | None:
     return ClusterSync.objects.filter(pk=ROW).first()
 
 
-def remember_started(payload: dict[str, Any], user: str) -> None:
-    """A sync was started with `payload` (the `sync_start` op's): resume it after a restart."""
+def remember_started(op: StartSync, user: str) -> None:
+    """A sync was started with `op`: resume it after a restart."""
     ClusterSync.objects.update_or_create(
         pk=ROW,
         defaults={
             "running": True,
-            "kubeconfig": str(payload.get("kubeconfig") or ""),
-            "context": str(payload.get("context") or ""),
-            "in_cluster": bool(payload.get("inCluster")),
-            "keep_bindings": bool(payload.get("keepBindings", True)),
+            "kubeconfig": op.kubeconfig,
+            "context": op.context,
+            "in_cluster": op.in_cluster,
+            "keep_bindings": op.keep_bindings,
             "started_by": user,
             "started_at": timezone.now(),
             "stopped_at": None,
@@ -54,25 +54,25 @@ def note_resumed(error: str = "") -> None:
     ClusterSync.objects.filter(pk=ROW).update(resumed_at=timezone.now(), resume_error=error)
 
 
-def start_payload(row: ClusterSync) -> dict[str, Any]:
-    """The `sync_start` op's payload that starts the sync `row` remembers."""
-    return {"kubeconfig": row.kubeconfig, "context": row.context, "inCluster": row.in_cluster, "keepBindings": row.keep_bindings}
+def start_operation(row: ClusterSync) -> StartSync:
+    """The operation that starts the sync `row` remembers."""
+    return StartSync(kubeconfig=row.kubeconfig, context=row.context, in_cluster=row.in_cluster, keep_bindings=row.keep_bindings)
 
 
-def start(payload: dict[str, Any], user: str) -> dict[str, Any]:
+def start(op: StartSync, user: str) -> SyncStatus:
     """Ask the engine to start the sync (EngineCallError if it refuses), then remember it."""
-    result: dict[str, Any] = call("sync_start", payload)
-    remember_started(payload, user)
+    result = call(op)
+    remember_started(op, user)
     return result
 
 
-def stop() -> tuple[dict[str, Any] | None, str]:
+def stop() -> tuple[SyncStatus | None, str]:
     """Forget the sync, then ask the engine to stop it: (its status, ""); or (None, why) when a sync
     was meant to run but no engine runs it (its resume failed, or no engine answers): nothing runs,
     and now none will resume it. Other refusals raise EngineCallError."""
     was_meant = remember_stopped()
     try:
-        return call("sync_stop"), ""
+        return call(StopSync()), ""
     except EngineCallError as exc:
         if not was_meant:
             raise

@@ -1,14 +1,31 @@
 """How the web side reaches the engine: one Celery task, answered by the engine's process.
 
-Embedded, the task runs in this process (the engine thread answers it); in production it goes to
-the `engine` queue through Redis and the engine worker answers it.
+`call(operation)` returns the operation's result type (see `operations`). Embedded, the task runs
+in this process (the engine thread answers it); in production it goes to the leader's queue
+through Redis and the engine worker answers it. Either way the operation crosses as its name and
+fields (`operations.to_wire`) and its answer as JSON.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, TypeVar, cast
 
+from asgiref.sync import sync_to_async
+from celery.exceptions import TaskRevokedError
+from celery.exceptions import TimeoutError as CeleryTimeout
+from celery.utils.nodenames import worker_direct
 from django.conf import settings
+from kombu.exceptions import OperationalError as BrokerError
+from redis import Redis
+from redis.exceptions import RedisError
+
+from schedconsole.engine.host import get_host
+from schedconsole.engine.leader import NOT_LEADER, leader_hostname, redis_client
+from schedconsole.engine.operations import Operation, to_wire
+from schedconsole.engine.tasks import ControlAnswer, Refusal, control, refusal
+
+T = TypeVar("T")
 
 
 class EngineCallError(Exception):
@@ -20,87 +37,78 @@ class EngineCallError(Exception):
         self.message = message
         self.field = field
 
+    @classmethod
+    def of(cls, refusal: Refusal) -> EngineCallError:
+        """The error a refusal sent as data stands for."""
+        return cls(int(refusal["status"]), refusal["message"], refusal.get("field", ""))
 
-def call(op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-    """Run a control operation on the engine and return its result, or raise EngineCallError."""
-    from celery.exceptions import TaskRevokedError
-    from celery.exceptions import TimeoutError as CeleryTimeout
 
-    from schedconsole.engine.tasks import control
-
+def call(op: Operation[T], timeout: float | None = None) -> T:
+    """Run an operation on the engine and return its result, or raise EngineCallError."""
     wait = float(timeout or settings.CONTROL_TIMEOUT_SECONDS)
+    name, fields = to_wire(op)
     if settings.EMBEDDED:
-        answer = control.apply(args=(op, payload, wait)).get()
+        answer: ControlAnswer = control.apply(args=(name, fields, wait)).get()
     else:
-        from celery.utils.nodenames import worker_direct
-        from kombu.exceptions import OperationalError as BrokerError
-        from redis.exceptions import RedisError
-
-        from schedconsole.engine.leader import NOT_LEADER, leader_hostname
-
-        try:
-            leader = leader_hostname(_redis())
-        except RedisError as exc:
-            raise EngineCallError(503, f"the engine cannot be reached: {exc}") from exc
-        if leader is None:
-            raise EngineCallError(503, NOT_LEADER)
-        result = None
-        try:
-            # Only the leader consumes its own queue; a request it cannot take in time expires
-            # unread instead of running later behind the caller's back.
-            result = control.apply_async(args=(op, payload, wait), queue=worker_direct(leader), expires=wait)
-            answer = result.get(timeout=wait + 1, disable_sync_subtasks=False)  # tasks may call it too (imports)
-        except (CeleryTimeout, TaskRevokedError):
-            # Not answered, or expired unread in the leader's queue: either way nothing was done.
-            raise EngineCallError(504, f"the engine did not answer {op!r} within {wait:g}s") from None
-        except (OSError, BrokerError, RedisError) as exc:
-            raise EngineCallError(503, f"the engine cannot be reached: {exc}") from exc
-        finally:
-            if result is not None:
-                try:
-                    result.forget()  # results are read once; don't let them pile up in Redis
-                except Exception:
-                    pass
-    error = answer.get("error")
-    if error:
-        raise EngineCallError(int(error["status"]), error["message"], error.get("field", ""))
-    return answer["ok"]
+        answer = _remote(name, fields, wait)
+    if "error" in answer:
+        raise EngineCallError.of(answer["error"])
+    # The answer is the JSON of `op.run(...)`, whose type is T (checked where the operation is defined).
+    return cast(T, answer["ok"])
 
 
-_redis_client: Any = None
+def _remote(name: str, fields: dict[str, Any], wait: float) -> ControlAnswer:
+    """The control task sent to the leader's own queue through the broker, and its answer."""
+    try:
+        leader = leader_hostname(_redis())
+    except RedisError as exc:
+        raise EngineCallError(503, f"the engine cannot be reached: {exc}") from exc
+    if leader is None:
+        raise EngineCallError(503, NOT_LEADER)
+    result = None
+    try:
+        # Only the leader consumes its own queue; a request it cannot take in time expires
+        # unread instead of running later behind the caller's back.
+        result = control.apply_async(args=(name, fields, wait), queue=worker_direct(leader), expires=wait)
+        answer: ControlAnswer = result.get(timeout=wait + 1, disable_sync_subtasks=False)  # tasks may call it too (imports)
+        return answer
+    except (CeleryTimeout, TaskRevokedError):
+        # Not answered, or expired unread in the leader's queue: either way nothing was done.
+        raise EngineCallError(504, f"the engine did not answer {name!r} within {wait:g}s") from None
+    except (OSError, BrokerError, RedisError) as exc:
+        raise EngineCallError(503, f"the engine cannot be reached: {exc}") from exc
+    finally:
+        if result is not None:
+            try:
+                result.forget()  # results are read once; don't let them pile up in Redis
+            except Exception:
+                pass
 
 
-def _redis() -> Any:
+_redis_client: Redis | None = None
+
+
+def _redis() -> Redis:
     global _redis_client
     if _redis_client is None:
-        from schedconsole.engine.leader import redis_client
-
         _redis_client = redis_client()
     return _redis_client
 
 
-async def acall(op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-    """`call` for async views. Embedded, the request goes straight to the engine thread (what the
+async def acall(op: Operation[T], timeout: float | None = None) -> T:
+    """`call` for async views. Embedded, the operation goes straight to the engine thread (what the
     control task's body does) and is awaited without holding a thread; otherwise through Celery."""
-    import asyncio
-
-    from asgiref.sync import sync_to_async
-
     if not settings.EMBEDDED:
-        return await sync_to_async(call, thread_sensitive=False)(op, payload, timeout)
-    from schedconsole.engine.tasks import answer, submit
-
+        return await sync_to_async(call, thread_sensitive=False)(op, timeout)
     wait = float(timeout or settings.CONTROL_TIMEOUT_SECONDS)
     try:
-        future = submit(op, payload)
-        result = await asyncio.wait_for(asyncio.wrap_future(future), wait)
-        answered = {"ok": result}
+        future = get_host().submit(op)
+    except Exception as exc:
+        raise EngineCallError.of(refusal(exc)) from exc
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(future), wait)
     except TimeoutError:
         future.cancel()
-        answered = {"error": {"status": 504, "message": f"the engine did not answer {op!r} within {wait:g}s"}}
+        raise EngineCallError(504, f"the engine did not answer {op.wire_name!r} within {wait:g}s") from None
     except Exception as exc:
-        answered = answer(exc)
-    error = answered.get("error")
-    if error:
-        raise EngineCallError(int(error["status"]), error["message"], error.get("field", ""))
-    return answered["ok"]
+        raise EngineCallError.of(refusal(exc)) from exc

@@ -9,11 +9,17 @@ import threading
 from typing import Any
 
 from schedconsole.engine import bridge
+from schedconsole.engine import operations as ops
+from schedconsole.engine.client import EngineCallError, call
 
 log = logging.getLogger(__name__)
 ZONES = ("zone-a", "zone-b", "zone-c")
 SHAPES = (("4", "16Gi"), ("8", "32Gi"), ("16", "64Gi"))
-IMAGES = (("registry.k8s.io/nginx:1.27", 190_000_000), ("docker.io/library/redis:7.4", 140_000_000), ("docker.io/library/postgres:17", 450_000_000))
+IMAGES = (
+    ("registry.k8s.io/nginx:1.27", 190_000_000),
+    ("docker.io/library/redis:7.4", 140_000_000),
+    ("docker.io/library/postgres:17", 450_000_000),
+)
 BIN_PACKING = "bin-packing"
 KOORDINATOR = "koordinator"
 
@@ -75,7 +81,9 @@ def _node(i: int) -> dict[str, Any]:
 
 def _pod(name: str, namespace: str, cpu: str, memory: str, **extra: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "containers": [{"name": "main", "image": extra.pop("image", IMAGES[0][0]), "resources": {"requests": {"cpu": cpu, "memory": memory}}}]
+        "containers": [
+            {"name": "main", "image": extra.pop("image", IMAGES[0][0]), "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+        ]
     }
     labels = extra.pop("labels", {"app": name.rsplit("-", 1)[0]})
     spec.update(extra)
@@ -87,7 +95,15 @@ def cluster_documents(seed: int = 7) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     docs: list[dict[str, Any]] = []
     for name, value in (("low", 100), ("standard", 1000), ("critical", 100000)):
-        docs.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value, "globalDefault": name == "standard"})
+        docs.append(
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+                "globalDefault": name == "standard",
+            }
+        )
     for ns in ("shop", "batch", "ml"):
         docs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     nodes = [_node(i) for i in range(48)]
@@ -98,20 +114,43 @@ def cluster_documents(seed: int = 7) -> list[dict[str, Any]]:
         used = 0
         while used < cores * 700:
             milli = rng.choice((250, 500, 1000))
-            pod = _pod(f"batch-{next(counter):03d}", "batch", f"{milli}m", f"{milli * 2}Mi", priorityClassName="low", nodeName=node["metadata"]["name"])
+            pod = _pod(
+                f"batch-{next(counter):03d}",
+                "batch",
+                f"{milli}m",
+                f"{milli * 2}Mi",
+                priorityClassName="low",
+                nodeName=node["metadata"]["name"],
+            )
             if node["spec"].get("taints") and any(t["effect"] == "NoSchedule" for t in node["spec"]["taints"]):
                 pod["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
             docs.append(pod)
             used += milli
-    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    ]
     for i in range(9):
         docs.append(_pod(f"web-{i}", "shop", "500m", "512Mi", labels={"app": "web"}, topologySpreadConstraints=spread))
     for i in range(4):
         docs.append(_pod(f"pack-{i}", "batch", "1", "2Gi", schedulerName=BIN_PACKING, priorityClassName="low"))
     docs.append(
-        _pod("trainer-0", "ml", "2", "8Gi", nodeSelector={"accelerator": "gpu"}, tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}])
+        _pod(
+            "trainer-0",
+            "ml",
+            "2",
+            "8Gi",
+            nodeSelector={"accelerator": "gpu"},
+            tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+        )
     )
-    docs.append(_pod("checkout-db", "shop", "12", "24Gi", priorityClassName="critical", image=IMAGES[2][0], labels={"app": "checkout-db"}))
+    docs.append(
+        _pod("checkout-db", "shop", "12", "24Gi", priorityClassName="critical", image=IMAGES[2][0], labels={"app": "checkout-db"})
+    )
     # NodeMetrics with no status: the simulated koordlet reports usage from the bound pods
     # (a different usage ratio per zone), so LoadAwareScheduling has something to weigh.
     for i, node in enumerate(nodes):
@@ -139,9 +178,24 @@ def trickle_pod(n: int, rng: random.Random) -> dict[str, Any]:
     if n % 40 == 39:
         doc = _pod(f"urgent-{n}", "shop", "6", "8Gi", priorityClassName="critical", labels={"app": "urgent"})
     elif n % 3 == 2:
-        doc = _pod(f"job-{n}", "batch", rng.choice(("250m", "500m", "1")), "1Gi", schedulerName=BIN_PACKING, priorityClassName="low", labels={"app": "job"})
+        doc = _pod(
+            f"job-{n}",
+            "batch",
+            rng.choice(("250m", "500m", "1")),
+            "1Gi",
+            schedulerName=BIN_PACKING,
+            priorityClassName="low",
+            labels={"app": "job"},
+        )
     else:
-        doc = _pod(f"web-t{n}", "shop", rng.choice(("100m", "200m", "400m")), "256Mi", labels={"app": "web-trickle"}, image=rng.choice(IMAGES)[0])
+        doc = _pod(
+            f"web-t{n}",
+            "shop",
+            rng.choice(("100m", "200m", "400m")),
+            "256Mi",
+            labels={"app": "web-trickle"},
+            image=rng.choice(IMAGES)[0],
+        )
     return bridge.with_defaults(doc, "Pod")
 
 
@@ -165,19 +219,17 @@ class Trickle:
         self._thread.join(5)
 
     def _run(self) -> None:
-        from schedconsole.engine.client import EngineCallError, call
-
         rng = random.Random()
         n = rng.randrange(1_000_000)
         while not self._stop.wait(self.interval):
             n += 1
             doc = trickle_pod(n, rng)
             try:
-                call("create", {"documents": [doc], "source": "demo trickle"})
+                call(ops.Create(documents=[doc], source="demo trickle"))
                 self._created.append((doc["metadata"]["namespace"], doc["metadata"]["name"]))
                 if len(self._created) > self.keep:
                     namespace, name = self._created.pop(0)
-                    call("delete_pod", {"namespace": namespace, "name": name})
+                    call(ops.DeletePod(namespace=namespace, name=name))
             except EngineCallError as exc:
                 if exc.status >= 500:
                     log.warning("demo trickle: %s", exc.message)

@@ -16,18 +16,19 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 
 from schedconsole.engine import bridge
-from schedconsole.engine.ops import OPS
-from schedconsole.engine.store import Store, load_documents
+from schedconsole.engine.operations import Operation, StartSync
+from schedconsole.engine.store import NotStored, Store, load_documents
 
 log = logging.getLogger(__name__)
 IDLE_WAIT = 0.5
 SYNC_SAVE_SECONDS = 10.0  # how often a running sync's mirrored objects are saved (when they changed)
 _FIRE_AND_FORGET: Future[Any] = Future()  # marks posted work that nobody waits for
+T = TypeVar("T")
 
 
 class EngineUnavailable(RuntimeError):
@@ -66,7 +67,13 @@ class EngineHost:
 
     # ----- lifecycle ---------------------------------------------------------------------------
     def start(
-        self, *, live: bool = True, seed: int | None = None, run: bool = True, fence: int | None = None, on_fenced: Callable[[], None] | None = None
+        self,
+        *,
+        live: bool = True,
+        seed: int | None = None,
+        run: bool = True,
+        fence: int | None = None,
+        on_fenced: Callable[[], None] | None = None,
     ) -> None:
         """Rebuild the engine from the database and start its thread (`run=False`: build only,
         the caller drives `engine.step()` itself). `fence`: the leader's token, checked by every
@@ -75,7 +82,7 @@ class EngineHost:
         from schedconsole.live.publisher import LivePublisher
 
         document = ensure_state()
-        self.store = Store(self.post, fence=fence, on_fenced=on_fenced)
+        self.store = Store(self.post, fence=fence, on_fenced=on_fenced, on_dropped=self._on_dropped)
         self.store.start()
         self.live = LivePublisher() if live else None
         hooks = bridge.Hooks(on_record=self._on_record, on_change=self.store.put_change, on_bind=self._on_bind)
@@ -92,6 +99,7 @@ class EngineHost:
                 debug_filter_failure=failures,
             )
         self.engine.plugin_timing(settings.PLUGIN_TIMING_EVERY)
+        self.engine.annotate_results = settings.RESULT_ANNOTATIONS
         # Work from the engine's own threads (a live cluster's sync) is handed to this loop.
         self.engine.extra["post"] = self.post
         if settings.CLUSTER_MODE == "simulated":
@@ -138,9 +146,9 @@ class EngineHost:
         row = sync.intent()
         if row is None or not row.running or self.engine is None:
             return
-        payload = sync.start_payload(row)
+        op: StartSync = sync.start_operation(row)
         try:
-            self.engine.sync_start(payload["kubeconfig"], payload["context"], payload["inCluster"], payload["keepBindings"], known=row.mirrored)
+            self.engine.sync_start(op.kubeconfig, op.context, op.in_cluster, op.keep_bindings, known=row.mirrored)
         except bridge.BadInput as exc:
             log.warning("the cluster sync did not resume: %s", exc.message)
             sync.note_resumed(exc.message)
@@ -173,15 +181,13 @@ class EngineHost:
         self._requests.append((fn, _FIRE_AND_FORGET))
         self._wake.set()
 
-    def submit(self, op: str, payload: dict[str, Any] | None = None) -> Future[Any]:
-        """Queue a control operation for the engine thread; its future carries the JSON result."""
-        if op not in OPS:
-            raise KeyError(op)
+    def submit(self, op: Operation[T]) -> Future[T]:
+        """Queue an operation for the engine thread; its future carries the JSON result."""
         if not self.running or self.engine is None:
             raise EngineUnavailable("the engine is not running")
         engine = self.engine
-        future: Future[Any] = Future()
-        self._requests.append((lambda: OPS[op](self.engine or engine, payload or {}), future))
+        future: Future[T] = Future()
+        self._requests.append((lambda: op.run(self.engine or engine), future))
         self._wake.set()
         return future
 
@@ -195,25 +201,43 @@ class EngineHost:
         except BaseException as exc:
             future.set_exception(exc)
             return
-        if store is None or store.changes_queued == before:
+        after = store.changes_queued if store is not None else 0
+        if store is None or after == before:
             future.set_result(result)
             return
-        store.after_commit(lambda: future.set_result(result))
 
-    def call(self, op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-        """Run a control operation on the engine thread and return its JSON result."""
-        future = self.submit(op, payload)
+        def settle() -> None:
+            # A change the database refused is not acknowledged: the caller hears it was not stored.
+            lost = store.dropped_between(before, after)
+            if lost:
+                future.set_exception(NotStored(f"not stored: the database refused {'; '.join(lost)}"))
+            else:
+                future.set_result(result)
+
+        store.after_commit(settle)
+
+    def call(self, op: Operation[T], timeout: float | None = None) -> T:
+        """Run an operation on the engine thread and return its JSON result."""
+        future = self.submit(op)
         try:
             return future.result(timeout if timeout is not None else settings.CONTROL_TIMEOUT_SECONDS)
         except FutureTimeout:
             future.cancel()
-            raise EngineTimeout(f"the engine did not answer {op!r} within {timeout or settings.CONTROL_TIMEOUT_SECONDS}s") from None
+            raise EngineTimeout(
+                f"the engine did not answer {op.wire_name!r} within {timeout or settings.CONTROL_TIMEOUT_SECONDS}s"
+            ) from None
 
     def _serve_requests(self) -> None:
         while self._requests:
             fn, future = self._requests.popleft()
             if future is _FIRE_AND_FORGET:
-                fn()
+                try:
+                    fn()
+                except Exception as exc:  # work the engine's own threads handed over: counted, the loop goes on
+                    if self.engine is not None:
+                        self.engine.background_error("posted work", exc)
+                    else:
+                        log.exception("posted work failed")
                 continue
             if not future.set_running_or_notify_cancel():
                 continue
@@ -246,6 +270,12 @@ class EngineHost:
         row = self.store.put_record(record, update) if self.store is not None else None
         if self.live is not None and not update:
             self.live.put(record, row)
+
+    def _on_dropped(self, kind: str, key: str, message: str, created: bool) -> None:
+        """A write the database refused (on the engine thread): counted, a Warning Event on the object,
+        and a pod whose creation was refused forgotten (see `Engine.not_stored`)."""
+        if self.engine is not None:
+            self.engine.not_stored(kind, key, message, created)
 
     def _on_bind(self, uid: str, pod: str, node: str, apply: Callable[[], None]) -> None:
         assert self.store is not None

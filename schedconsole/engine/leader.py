@@ -23,10 +23,11 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import cast
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
+from redis import Redis
 
 from schedconsole.engine.models import EngineLease
 
@@ -47,16 +48,15 @@ return 0
 """
 
 
-def redis_client(url: str | None = None) -> Any:
+def redis_client(url: str | None = None) -> Redis:
     """A Redis client with short timeouts (a dead Redis must not hang a request or the elector)."""
-    import redis
-
-    return redis.Redis.from_url(url or settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5, health_check_interval=10)
+    return Redis.from_url(url or settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5, health_check_interval=10)
 
 
-def leader_hostname(client: Any) -> str | None:
+def leader_hostname(client: Redis) -> str | None:
     """The Celery hostname of the current leader, or None when no engine holds the lock."""
-    value = client.get(LEADER_KEY)
+    # redis-py types a command's answer as sync-or-async; this client is synchronous: bytes or None.
+    value = cast("bytes | None", client.get(LEADER_KEY))
     if not value:
         return None
     return value.decode().split("#", 1)[0]

@@ -1,4 +1,4 @@
-"""The engine's fencing token: which leader may still write (DESIGN section 1, one leader at a time)."""
+"""The engine's fencing token: which leader may still write (docs/production.md, "One leader")."""
 
 from __future__ import annotations
 

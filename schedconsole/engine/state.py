@@ -21,7 +21,9 @@ def ensure_state() -> dict[str, Any]:
             document = demo.config_document() if settings.DEMO_CLUSTER else bridge.default_config_document()
             bridge.check_config(document, "initial profile")
             number = (ProfileVersion.objects.order_by("-version").values_list("version", flat=True).first() or 0) + 1
-            active = ProfileVersion.objects.create(version=number, document=document, active=True, comment="initial configuration")
+            active = ProfileVersion.objects.create(
+                version=number, document=document, active=True, comment="initial configuration"
+            )
             AuditEntry.objects.create(user="system", action="profile.activate", target=f"v{number}", after=document)
         if settings.DEMO_CLUSTER and not ClusterObject.objects.exists():
             docs = demo.cluster_documents()

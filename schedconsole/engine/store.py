@@ -12,7 +12,9 @@ own: at 10 rows an attempt, inserting them took half the store's time.
 
 from __future__ import annotations
 
+import functools
 import logging
+import sys
 import threading
 import time
 from collections import OrderedDict, deque
@@ -28,7 +30,7 @@ from django.db.models import Max
 
 from schedconsole.cluster.models import Binding, ClusterObject
 from schedconsole.engine import bridge
-from schedconsole.history.models import Attempt
+from schedconsole.history.models import Attempt, ObjectChange
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 5000
@@ -66,21 +68,40 @@ class _AfterCommit:
     callback: Callable[[], None]
 
 
+_Item = bridge.Change | _Bind | _Record | _Barrier | _AfterCommit
+"""What the engine hands the store, written in batches in the order handed over."""
+
+
 class Fenced(RuntimeError):
     """Another engine took the lease: this one must not write (or acknowledge) anything more."""
+
+
+class NotStored(RuntimeError):
+    """The database refused a change an operation made: its answer must not claim it stored."""
 
 
 class Store:
     """The engine's writer thread."""
 
-    def __init__(self, post: Callable[[Callable[[], None]], None], fence: int | None = None, on_fenced: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        post: Callable[[Callable[[], None]], None],
+        fence: int | None = None,
+        on_fenced: Callable[[], None] | None = None,
+        on_dropped: Callable[[str, str, str, bool], None] | None = None,
+    ) -> None:
         self._post = post
         self.fence = fence  # the leader's token: every batch is written only while the lease holds it
         self._on_fenced = on_fenced
+        # Told (on the engine thread) of each write the database refused: its kind, its key, why, and
+        # whether it created the object (a pod the database never held).
+        self._on_dropped = on_dropped
         self.fenced = False
         self.changes_queued = 0  # how many cluster changes were handed over (the host watches it)
+        self._changes_done = 0  # how many of them have been written or dropped since (in order)
+        self.dropped: deque[tuple[int, str]] = deque(maxlen=1000)  # (a dropped change's number, what and why)
         self.outage_since: float | None = None
-        self._pending: deque[Any] = deque()
+        self._pending: deque[_Item] = deque()
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._attempt_ids: OrderedDict[tuple[str, int, float], int] = OrderedDict()
@@ -112,10 +133,25 @@ class Store:
         between cores), measured with benchmarks/console_bench.py. Returns the row (the live view
         takes its top-N scores from it)."""
         row = bridge.record_row(record, self._score_nodes, self._filter_nodes)
-        columns = (row["at"], row["pod"], row["uid"], row["profile"], row["attempt"], row["outcome"], row["node"] or "", row["nominatedNode"] or "",
-                   row["message"], row["feasibleNodes"])
+        columns = (
+            row["at"],
+            row["pod"],
+            row["uid"],
+            row["profile"],
+            row["attempt"],
+            row["outcome"],
+            row["node"] or "",
+            row["nominatedNode"] or "",
+            row["message"],
+            row["feasibleNodes"],
+        )
         self._pending.append(_Record(bridge.record_key(record), update, columns, _json(row)))
         return row
+
+    def dropped_between(self, first: int, last: int) -> list[str]:
+        """What was dropped of the changes numbered `first + 1` to `last` (`changes_queued` before
+        and after an operation): read on the store's thread once they are written, by `after_commit`."""
+        return [what for number, what in self.dropped if first < number <= last]
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Wait until everything queued so far is committed."""
@@ -150,7 +186,7 @@ class Store:
                         break
                     time.sleep(POLL_SECONDS)
                     continue
-                batch = []
+                batch: list[_Item] = []
                 while self._pending and len(batch) < MAX_BATCH:
                     batch.append(self._pending.popleft())
                 self._write(batch)
@@ -167,7 +203,7 @@ class Store:
         finally:
             connection.close()
 
-    def _write(self, batch: list[Any]) -> None:
+    def _write(self, batch: list[_Item]) -> None:
         acks: list[Callable[[], None]] = []
         barriers: list[threading.Event] = []
         after: list[Callable[[], None]] = []
@@ -217,20 +253,33 @@ class Store:
                 time.sleep(min(2.0, 0.1 * 2 ** min(failures, 5)))
                 failures += 1
                 self._init_ids_quietly()
-            except DatabaseError:
+            except (DatabaseError, TypeError, ValueError):
+                # DatabaseError: a row the database refuses; TypeError/ValueError: a document that
+                # does not encode (an integer beyond 64 bits). Neither must stop the store.
                 acks.clear()
                 barriers.clear()
                 after.clear()
                 if not connection.is_usable():
                     connection.close()  # e.g. ended by the server; the next attempt reconnects
                 failures += 1
-                if failures == 5:
-                    raise
+                if failures >= 2 and len(batch) > 1:
+                    # One row the database refuses must not stop the store (and the leader with it):
+                    # write each item alone, so that only the refused one is dropped.
+                    log.warning("store: batch of %d refused twice; writing its items one by one", len(batch), exc_info=True)
+                    for item in batch:
+                        if not self.fenced:
+                            self._write([item])
+                    return
+                if failures >= 3:
+                    log.error("store: the database refuses %s; dropped", _describe(batch[0]), exc_info=True)
+                    self._dropped(batch)
+                    break
                 log.warning("store batch failed; retrying", exc_info=True)
                 time.sleep(0.2 * failures)
                 self._init_ids()
         self.batches += 1
         self.written += len(batch)
+        self._changes_done += sum(1 for item in batch if isinstance(item, bridge.Change))
         if acks:
             self._post(lambda: _run_all(acks))  # one hand-over per batch, not per binding
         for event in barriers:
@@ -238,23 +287,47 @@ class Store:
         for callback in after:
             callback()
 
+    def _dropped(self, batch: list[_Item]) -> None:
+        """Keep what the database refused (the operation that made a change answers with an error,
+        see `dropped_between`) and tell the engine, which counts it and records a Warning Event."""
+        exc = sys.exc_info()[1]
+        reason = str(exc).strip().splitlines()[0] if exc is not None and str(exc).strip() else type(exc).__name__
+        number = self._changes_done
+        report = self._on_dropped
+        for item in batch:
+            if isinstance(item, bridge.Change):
+                number += 1
+                self.dropped.append((number, f"{item.kind} {_key(item.namespace, item.name)}: {reason}"))
+            if report is not None and isinstance(item, bridge.Change | _Bind):
+                kind = item.kind if isinstance(item, bridge.Change) else "Pod"
+                key = _key(item.namespace, item.name) if isinstance(item, bridge.Change) else item.pod
+                message = f"not stored: the database refused {_describe(item)}: {reason}"
+                created = isinstance(item, bridge.Change) and item.kind == "Pod" and item.action == "add"
+                self._post(functools.partial(report, kind, key, message, created))
+
     def _init_ids_quietly(self) -> None:
         try:
             self._init_ids()
         except DatabaseError:
             connection.close()
 
-    def _prepare(self, batch: list[Any], acks: list[Callable[[], None]], barriers: list[threading.Event], after: list[Callable[[], None]]) -> list[_Stmt]:
+    def _prepare(
+        self, batch: list[_Item], acks: list[Callable[[], None]], barriers: list[threading.Event], after: list[Callable[[], None]]
+    ) -> list[_Stmt]:
         statements: list[_Stmt] = []
         binds: list[_Bind] = []
         records: list[_Record] = []
         changes: dict[str, bridge.Change] = {}
+        logged: list[bridge.Change | _Bind] = []
         for item in batch:
             if isinstance(item, bridge.Change):
+                if item.action:
+                    logged.append(item)
                 changes.pop(item.uid, None)
                 changes[item.uid] = item  # the last change of an object in the batch wins
             elif isinstance(item, _Bind):
                 binds.append(item)
+                logged.append(item)
             elif isinstance(item, _Record):
                 records.append(item)
             elif isinstance(item, _Barrier):
@@ -268,6 +341,8 @@ class Store:
         if binds:
             self._write_binds(binds, statements)
             acks.extend(b.acknowledge for b in binds)
+        if logged:
+            _write_log(logged, statements)
         return statements
 
     def _write_changes(self, changes: list[bridge.Change], statements: list[_Stmt]) -> None:
@@ -290,7 +365,9 @@ class Store:
             " ON CONFLICT (uid) DO UPDATE SET document = excluded.document, node_name = excluded.node_name, deleted = FALSE, updated = excluded.updated",
         )
         if gone:
-            statements.append((True, f"UPDATE {table} SET deleted = TRUE, updated = %s WHERE uid = %s", [(now, uid) for (uid,) in gone]))
+            statements.append(
+                (True, f"UPDATE {table} SET deleted = TRUE, updated = %s WHERE uid = %s", [(now, uid) for (uid,) in gone])
+            )
 
     def _write_binds(self, binds: list[_Bind], statements: list[_Stmt]) -> None:
         ops = connection.ops
@@ -326,7 +403,22 @@ class Store:
             attempt_id = self._next_attempt
             self._next_attempt += 1
             self._remember(item.key, attempt_id)
-            attempts.append((attempt_id, ops.adapt_datetimefield_value(_dt(at)), pod, uid, profile, attempt, outcome, node, nominated, message, feasible, item.text))
+            attempts.append(
+                (
+                    attempt_id,
+                    ops.adapt_datetimefield_value(_dt(at)),
+                    pod,
+                    uid,
+                    profile,
+                    attempt,
+                    outcome,
+                    node,
+                    nominated,
+                    message,
+                    feasible,
+                    item.text,
+                )
+            )
         table = Attempt._meta.db_table
         _insert_rows(
             statements,
@@ -335,7 +427,13 @@ class Store:
             attempts,
         )
         if updates:  # after the inserts: an attempt may be stored and updated in one batch
-            statements.append((True, f"UPDATE {table} SET outcome = %s, node = %s, nominated_node = %s, message = %s, detail = {js} WHERE id = %s", updates))
+            statements.append(
+                (
+                    True,
+                    f"UPDATE {table} SET outcome = %s, node = %s, nominated_node = %s, message = %s, detail = {js} WHERE id = %s",
+                    updates,
+                )
+            )
 
     def _remember(self, key: tuple[str, int, float], attempt_id: int) -> None:
         self._attempt_ids[key] = attempt_id
@@ -343,10 +441,45 @@ class Store:
             self._attempt_ids.popitem(last=False)
 
 
+def _write_log(items: list[bridge.Change | _Bind], statements: list[_Stmt]) -> None:
+    """The change log a replay reads (history.ObjectChange), in the order the engine handed them over."""
+    ops = connection.ops
+    js = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
+    rows: list[tuple[Any, ...]] = []
+    for item in items:
+        if isinstance(item, _Bind):
+            namespace, _, name = item.pod.partition("/")
+            rows.append((ops.adapt_datetimefield_value(_dt(item.at)), "bind", "Pod", namespace, name, item.uid, item.node, None))
+        else:
+            doc = _json(item.document) if item.document is not None and item.action == "add" else None
+            at = ops.adapt_datetimefield_value(_dt(item.at or time.time()))
+            rows.append((at, item.action, item.kind, item.namespace, item.name, item.uid, "", doc))
+    _insert_rows(
+        statements,
+        f"INSERT INTO {ObjectChange._meta.db_table} (at, action, kind, namespace, name, uid, node, document)",
+        f"(%s, %s, %s, %s, %s, %s, %s, {js})",
+        rows,
+    )
+
+
 MAX_PARAMS = 30000  # below SQLite's 32766 bound variables per statement (PostgreSQL allows 65535)
 
 
 _Stmt = tuple[bool, str, Any]  # (executemany?, sql, parameters)
+
+
+def _key(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _describe(item: _Item) -> str:
+    if isinstance(item, bridge.Change):
+        return f"the change of {item.kind} {item.namespace}/{item.name} (uid {item.uid})"
+    if isinstance(item, _Bind):
+        return f"the binding of {item.pod} to {item.node}"
+    if isinstance(item, _Record):
+        return f"an attempt of {item.columns[1]}"
+    return type(item).__name__
 
 
 def _insert_rows(statements: list[_Stmt], head: str, placeholders: str, rows: list[tuple[Any, ...]], tail: str = "") -> None:
@@ -431,3 +564,10 @@ def save_documents(docs: list[dict[str, Any]]) -> None:
             )
         )
     ClusterObject.objects.bulk_create(rows, batch_size=500)
+    now = datetime.now(tz=UTC)
+    log = [
+        ObjectChange(at=now, action="add", kind=r.kind, namespace=r.namespace, name=r.name, uid=r.uid, document=r.document)
+        for r in rows
+        if r.kind in ("Pod", "Node")
+    ]
+    ObjectChange.objects.bulk_create(log, batch_size=500)

@@ -2,46 +2,60 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Future
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from celery import shared_task
 
 from schedconsole.engine import bridge
 from schedconsole.engine.host import EngineTimeout, EngineUnavailable, get_host
+from schedconsole.engine.leader import NOT_LEADER
+from schedconsole.engine.operations import from_wire
+from schedconsole.engine.store import NotStored
+from schedconsole.engine.worker import role
+
+
+class Refusal(TypedDict):
+    """Why the engine did not answer: the HTTP status to reply with, the message, the field at fault."""
+
+    status: int
+    message: str
+    field: NotRequired[str]
+
+
+class ControlAnswer(TypedDict, total=False):
+    """The control task's answer: `ok` (the operation's result, JSON) or `error`."""
+
+    ok: Any
+    error: Refusal
 
 
 @shared_task(name="schedconsole.engine.control")
-def control(op: str, payload: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
-    """Run one control operation on this process's engine; errors come back as data. An engine
-    worker that does not lead answers 503 (Koordinator's wording for a non-leader)."""
-    from schedconsole.engine.leader import NOT_LEADER
-    from schedconsole.engine.worker import role
-
+def control(op: str, fields: dict[str, Any] | None = None, timeout: float | None = None) -> ControlAnswer:
+    """Run one operation (its name and fields, as `operations.to_wire` writes them) on this
+    process's engine; errors come back as data. An engine worker that does not lead answers 503
+    (Koordinator's wording for a non-leader)."""
     engine_role = role()
     if engine_role is not None and not engine_role.leading:
-        return {"error": {"status": 503, "message": NOT_LEADER}}
+        return ControlAnswer(error=Refusal(status=503, message=NOT_LEADER))
     try:
-        return {"ok": get_host().call(op, payload, timeout)}
+        return ControlAnswer(ok=get_host().call(from_wire(op, fields), timeout))
     except Exception as exc:
-        return answer(exc)
+        return ControlAnswer(error=refusal(exc))
 
 
-def submit(op: str, payload: dict[str, Any] | None = None) -> Future[Any]:
-    """Hand a control operation to this process's engine without waiting (async callers)."""
-    return get_host().submit(op, payload)
-
-
-def answer(exc: Exception) -> dict[str, Any]:
-    """An engine refusal as data: the HTTP status, the message, and the field when there is one."""
+def refusal(exc: Exception) -> Refusal:
+    """An engine refusal as data: the HTTP status, the message, and the field when there is one;
+    anything else is raised again."""
     if isinstance(exc, bridge.BadInput):
-        return {"error": {"status": 400, "field": exc.field, "message": exc.message}}
+        return Refusal(status=400, field=exc.field, message=exc.message)
     if isinstance(exc, bridge.NotFound):
-        return {"error": {"status": 404, "message": str(exc.args[0]) if exc.args else "not found"}}
+        return Refusal(status=404, message=str(exc.args[0]) if exc.args else "not found")
     if isinstance(exc, EngineUnavailable):
-        return {"error": {"status": 503, "message": str(exc)}}
+        return Refusal(status=503, message=str(exc))
     if isinstance(exc, EngineTimeout):
-        return {"error": {"status": 504, "message": str(exc)}}
+        return Refusal(status=504, message=str(exc))
+    if isinstance(exc, NotStored):
+        return Refusal(status=500, message=str(exc))
     raise exc
 
 

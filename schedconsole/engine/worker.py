@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, ClassVar
+from typing import Any
 
 from celery import bootsteps
 
@@ -81,7 +81,7 @@ def role() -> EngineRole | None:
 class EngineStep(bootsteps.StartStopStep):
     """Starts the campaign with the worker and ends it on shutdown (warm or cold)."""
 
-    requires: ClassVar[set[str]] = {"celery.worker.components:Pool"}
+    requires = ("celery.worker.components:Pool",)
 
     def start(self, worker: Any) -> None:
         """Campaign if this worker consumes the engine queue."""
@@ -91,12 +91,17 @@ class EngineStep(bootsteps.StartStopStep):
         _role = EngineRole(worker.hostname)
         _role.start()
 
-    def stop(self, worker: Any) -> None:
+    def stop(self, parent: Any) -> None:
         """Stop scheduling and give the lock up."""
         global _role
         if _role is not None:
             _role.stop()
             _role = None
 
-    terminate = stop
-    shutdown = stop
+    def terminate(self, parent: Any) -> None:
+        """Cold shutdown: the same as a warm one."""
+        self.stop(parent)
+
+    def shutdown(self, parent: Any) -> None:
+        """The worker's last call: the same again (stopping twice is harmless)."""
+        self.stop(parent)

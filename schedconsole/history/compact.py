@@ -119,7 +119,7 @@ def group_failures(failures: Iterable[tuple[str, str, str, tuple[str, ...]]], li
             grouped[key] = [node]
         else:
             names.append(node)
-    groups = [
+    groups: list[dict[str, Any]] = [
         {"plugin": plugin, "code": code, "reasons": list(reasons), "count": len(names), "nodes": encode_names(names)}
         for (plugin, code, reasons), names in grouped.items()
     ]
@@ -128,7 +128,8 @@ def group_failures(failures: Iterable[tuple[str, str, str, tuple[str, ...]]], li
 
 
 def expand_groups(groups: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """DESIGN section 5's `filter` (node -> first failing plugin, code, reasons) from the groups."""
+    """The attempt record's `filter` (node -> first failing plugin, code, reasons) from the groups
+    (docs/architecture.md, "The attempt record")."""
     out: dict[str, dict[str, Any]] = {}
     for g in groups:
         failure = {"plugin": g["plugin"], "code": g["code"], "reasons": list(g["reasons"])}

@@ -6,7 +6,7 @@ from django.db import models
 
 
 class Attempt(models.Model):
-    """One scheduling attempt: DESIGN section 5's `results[]` entry (`detail`), its score rows as a
+    """One scheduling attempt: its attempt record (docs/architecture.md, "The attempt record") in `detail`, its score rows as a
     table in `detail["scoreTable"]`, and the columns lists are filtered by."""
 
     at = models.DateTimeField(db_index=True)
@@ -27,3 +27,26 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pod} #{self.attempt} {self.outcome}"
+
+
+class ObjectChange(models.Model):
+    """The log of object changes a replay reads (docs/replay.md): a pod created (its document) or
+    deleted, a node added or replaced (its document) or deleted, a pod bound (`node`), in the order
+    the store committed them. Written by the store in the same transaction as the change itself."""
+
+    at = models.DateTimeField(db_index=True)
+    action = models.CharField(max_length=8)
+    kind = models.CharField(max_length=16)
+    namespace = models.CharField(max_length=253, blank=True, default="")
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=64, blank=True, default="")
+    node = models.CharField(max_length=253, blank=True, default="")
+    document = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.at:%Y-%m-%dT%H:%M:%S} {self.action} {self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+        )

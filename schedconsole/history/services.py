@@ -18,7 +18,9 @@ def prune() -> int:
         cutoff = timezone.now() - timedelta(days=settings.HISTORY_RETENTION_DAYS)
         deleted += Attempt.objects.filter(at__lt=cutoff).delete()[1].get("history.Attempt", 0)
     if settings.HISTORY_MAX_ATTEMPTS > 0:
-        newest = Attempt.objects.order_by("-id").values_list("id", flat=True)[settings.HISTORY_MAX_ATTEMPTS : settings.HISTORY_MAX_ATTEMPTS + 1]
+        newest = Attempt.objects.order_by("-id").values_list("id", flat=True)[
+            settings.HISTORY_MAX_ATTEMPTS : settings.HISTORY_MAX_ATTEMPTS + 1
+        ]
         boundary = list(newest)
         if boundary:
             deleted += Attempt.objects.filter(id__lte=boundary[0]).delete()[1].get("history.Attempt", 0)

@@ -1,13 +1,14 @@
 """The Kubernetes-compatible API under /k8s: discovery, and every verb on the served resources.
 
 Views only translate HTTP to the engine's `k8s` operation (which runs the request on the engine
-thread, see `scheduler/cluster/apiserver.py`) and back; a watch is a stream the view feeds by
+thread, see `scheduler/apiserver/server.py`) and back; a watch is a stream the view feeds by
 asking the engine for the events after the last version it sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator
@@ -16,11 +17,15 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
+from schedconsole.accounts.authentication import token_identity
 from schedconsole.accounts.permissions import OPERATOR, VIEWER, roles
-from schedconsole.engine.bridge import BadInput, k8s_resources, k8s_route, parse_documents
+from schedconsole.engine.bridge import BadInput, k8s_resources, k8s_route, parse_body, parse_documents
+from schedconsole.engine.bridge.answers import K8sRoute
 from schedconsole.engine.client import EngineCallError, acall
+from schedconsole.engine.operations import K8sRequest
 from schedconsole.k8sapi.tables import table, wants_table
 
 RESOURCES = k8s_resources()
@@ -53,17 +58,11 @@ def status(code: int, reason: str, message: str) -> JsonResponse:
 
 
 async def _user(request: HttpRequest) -> Any:
-    """The user of a bearer token (kubectl `--token`), a DRF `Token`, or the session."""
-    header = request.headers.get("Authorization", "")
-    scheme, _, key = header.partition(" ")
-    if scheme.lower() in ("bearer", "token") and key.strip():
-        from rest_framework.authtoken.models import Token
-
-        try:
-            token = await Token.objects.select_related("user").aget(key=key.strip())
-        except Token.DoesNotExist:
-            return None
-        return token.user if token.user.is_active else None
+    """The user of a bearer token (kubectl `--token`) or a DRF `Token` (DRF's token authentication,
+    as everywhere), or the session."""
+    if request.headers.get("Authorization", "").split(" ", 1)[0].lower() in ("bearer", "token"):
+        found, _, _ = await sync_to_async(token_identity)(request)
+        return found
     user = await request.auser()
     # Session cookies may only read: a write needs a token (no CSRF token travels with kubectl).
     if user.is_authenticated and request.method in ("GET", "HEAD", "OPTIONS"):
@@ -161,23 +160,25 @@ def _body(request: HttpRequest) -> Any:
     raw = request.body
     if not raw:
         return None
-    content_type = request.content_type or ""
-    if "yaml" in content_type:
+    # Read with the engine's bounds (nesting depth; for YAML, alias expansion as go-yaml limits it).
+    if "yaml" in (request.content_type or ""):
         docs = parse_documents(raw, "body")
         return docs[0] if len(docs) == 1 else docs
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise BadInput("body", f"body: invalid JSON: {exc}") from exc
+    return parse_body(raw, "json")
 
 
-async def _engine(payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    answer = await acall("k8s", payload)
-    return int(answer["code"]), answer["body"]
+async def _engine(request: K8sRequest) -> tuple[int, dict[str, Any]]:
+    answer = await acall(request)
+    return answer["code"], answer["body"]
+
+
+async def _engine_warned(request: K8sRequest) -> tuple[int, dict[str, Any], list[str]]:
+    answer = await acall(request)
+    return answer["code"], answer["body"], answer["warnings"]
 
 
 @csrf_exempt
-async def resource(request: HttpRequest, path: str) -> HttpResponse:
+async def resource(request: HttpRequest, path: str) -> HttpResponseBase:
     """Every verb on a served resource (and its `binding` and `status` subresources)."""
     route = k8s_route(path)
     if route is None:
@@ -204,11 +205,11 @@ async def resource(request: HttpRequest, path: str) -> HttpResponse:
         body = _body(request)
     except BadInput as exc:
         return status(400, "BadRequest", exc.message)
-    payload = {**route, "verb": verb, "query": query, "body": body, "contentType": request.content_type or ""}
+    op = K8sRequest(verb=verb, **route, query=query, body=body, content_type=request.content_type or "")
     try:
         if verb == "watch":
-            return await _watch(request, payload)
-        code, answer = await _engine(payload)
+            return await _watch(request, op)
+        code, answer, warnings = await _engine_warned(op)
         if code == 201 and (route["subresource"] == "binding" or route["resource"] == "bindings"):
             await _until_bound(route, body)
     except EngineCallError as exc:
@@ -225,15 +226,20 @@ async def resource(request: HttpRequest, path: str) -> HttpResponse:
         )
         list_meta = {k: v for k, v in meta.items() if k in ("resourceVersion", "continue", "remainingItemCount")}
         answer = table(kind, items, list_meta, query.get("includeObject") or "Metadata")
-    return JsonResponse(answer, status=code)
+    response = JsonResponse(answer, status=code)
+    if warnings and code < 300:
+        response["Warning"] = ", ".join("299 - " + json.dumps(w) for w in warnings)
+    return response
 
 
-async def _until_bound(route: dict[str, str], body: Any) -> None:
+async def _until_bound(route: K8sRoute, body: Any) -> None:
     """A binding is stored before it shows (the engine's group commit): answer once it shows, as
     the API server answers once etcd has it."""
     name = route["name"] or str(((body or {}).get("metadata") or {}).get("name", ""))
     deadline = time.monotonic() + settings.CONTROL_TIMEOUT_SECONDS
-    get = {**route, "resource": "pods", "name": name, "subresource": "", "verb": "get", "query": {}, "body": None}
+    get = K8sRequest(
+        verb="get", group=route["group"], version=route["version"], resource="pods", namespace=route["namespace"], name=name
+    )
     while time.monotonic() < deadline:
         code, pod = await _engine(get)
         if code != 200 or (pod.get("spec") or {}).get("nodeName"):
@@ -241,20 +247,16 @@ async def _until_bound(route: dict[str, str], body: Any) -> None:
         await asyncio.sleep(0.02)
 
 
-async def _watch(request: HttpRequest, payload: dict[str, Any]) -> HttpResponse:
-    query = payload["query"]
+async def _watch(request: HttpRequest, op: K8sRequest) -> HttpResponseBase:
+    query = op.query
     since = query.get("resourceVersion", "")
     use_table = wants_table(request.headers.get("Accept", ""))
-    kind = next(
-        r["kind"]
-        for r in RESOURCES
-        if (r["group"], r["version"], r["name"]) == (payload["group"], payload["version"], payload["resource"])
-    )
+    kind = next(r["kind"] for r in RESOURCES if (r["group"], r["version"], r["name"]) == (op.group, op.version, op.resource))
     initial: list[dict[str, Any]] = []
     if since in ("", "0"):
         # "Any version": start with the current objects as ADDED events, then follow.
         code, listed = await _engine(
-            {**payload, "verb": "list", "query": {k: v for k, v in query.items() if k not in ("limit", "continue")}}
+            dataclasses.replace(op, verb="list", query={k: v for k, v in query.items() if k not in ("limit", "continue")})
         )
         if code != 200:
             return JsonResponse(listed, status=code)
@@ -285,7 +287,7 @@ async def _watch(request: HttpRequest, payload: dict[str, Any]) -> HttpResponse:
         last_bookmark = time.monotonic()
         while time.monotonic() < deadline:
             try:
-                code, answer = await _engine({**payload, "query": {**query, "resourceVersion": rv}})
+                code, answer = await _engine(dataclasses.replace(op, query={**query, "resourceVersion": rv}))
             except EngineCallError as exc:
                 yield (
                     json.dumps(
@@ -303,8 +305,8 @@ async def _watch(request: HttpRequest, payload: dict[str, Any]) -> HttpResponse:
             rv = answer["resourceVersion"]
             if bookmarks and time.monotonic() - last_bookmark >= settings.K8S_BOOKMARK_SECONDS:
                 last_bookmark = time.monotonic()
-                group = f"{payload['group']}/" if payload["group"] else ""
-                mark = {"kind": kind, "apiVersion": f"{group}{payload['version']}", "metadata": {"resourceVersion": rv}}
+                group = f"{op.group}/" if op.group else ""
+                mark = {"kind": kind, "apiVersion": f"{group}{op.version}", "metadata": {"resourceVersion": rv}}
                 yield json.dumps({"type": "BOOKMARK", "object": mark}).encode() + b"\n"
             await asyncio.sleep(settings.K8S_WATCH_POLL_SECONDS)
 

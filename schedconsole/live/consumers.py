@@ -1,23 +1,22 @@
-"""`/ws/scores/`: one JSON message per scheduling attempt, filtered per client (DESIGN section 6)."""
+"""`/ws/scores/`: one JSON message per scheduling attempt, filtered per client (docs/architecture.md, "The live message")."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from functools import cached_property
 from typing import Any
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from channels.sessions import InstanceSessionWrapper
 from django.conf import settings
-from websockets.protocol import State
 
-from schedconsole.live.hub import ClientBuffer, LiveItem, hub
+from schedconsole.accounts.permissions import VIEWER, roles
+from schedconsole.live.hub import ClientBuffer, hub
 
 FILTER_KEYS = ("profile", "namespace", "pod")
 
 
-class ScoresConsumer(AsyncWebsocketConsumer):
+class ScoresConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels ships no type hints
     """Streams attempts to a logged-in client; the client may send `{"type": "filter", ...}`."""
 
     client: ClientBuffer | None = None
@@ -29,13 +28,16 @@ class ScoresConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = "live-clients-read-the-hub"
 
     async def connect(self) -> None:
-        """Refuse anonymous users; join the hub."""
+        """Refuse anonymous users (4401) and users without a role (4403); join the hub."""
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=4401)
             return
+        if VIEWER not in await database_sync_to_async(roles)(user):
+            await self.close(code=4403)  # logged in, but in neither group: the pages answer 403 too
+            return
         await self.accept()
-        self.client = ClientBuffer(settings.LIVE_CLIENT_BUFFER, self._send_text, settings.LIVE_CLIENT_RATE, self._send_items)
+        self.client = ClientBuffer(settings.LIVE_CLIENT_BUFFER, self._send_text, settings.LIVE_CLIENT_RATE)
         self.client.task = asyncio.get_running_loop().create_task(self.client.run())
         await hub.join(self.client)
         await self._send_json({"type": "hello", "filters": {}})
@@ -66,60 +68,5 @@ class ScoresConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(message))
 
     async def _send_text(self, text: str) -> None:
-        # Live frames go straight to the server's ASGI send: Channels' session wrapper checks the
-        # session for changes on every message (a lazy object's proxies, per frame, per client),
-        # and these frames never carry a session change.
-        await self._raw_send({"type": "websocket.send", "text": text})
-
-    async def _send_items(self, items: list[LiveItem]) -> None:
-        """Several messages in one write to the socket when the server is runconsole's (uvicorn's
-        sans-I/O websocket protocol, whose send writes each frame on its own), as frames encoded
-        once for every client (`LiveItem.frame`); else one by one through the server. The client
-        gets the same bytes either way (a test compares them)."""
-        protocol = self._sansio_protocol
-        if protocol is not None and _open_for_frames(protocol):
-            protocol.transport.write(b"".join([item.frame for item in items]))
-            return
-        for item in items:
-            await self._send_text(item.text)
-
-    @cached_property
-    def _sansio_protocol(self) -> Any:
-        """uvicorn's websockets-sansio protocol behind this consumer's send, if that is the server."""
-        protocol = getattr(self._raw_send, "__self__", None)
-        try:
-            from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-        except ImportError:  # pragma: no cover - uvicorn is a dependency
-            return None
-        return protocol if isinstance(protocol, WebSocketsSansIOProtocol) else None
-
-    @cached_property
-    def _raw_send(self) -> Any:
-        send = self.base_send
-        wrapper = getattr(send, "__self__", None)
-        while isinstance(wrapper, InstanceSessionWrapper):
-            send = wrapper.real_send
-            wrapper = getattr(send, "__self__", None)
-        return send
-
-
-def _open_for_frames(protocol: Any) -> bool:
-    """Whether uvicorn's protocol would write a `websocket.send` now without waiting, as one plain
-    frame (the checks its `send` and the websockets protocol's `send_text` make before writing a
-    frame; no extension such as permessage-deflate negotiated). A uvicorn or websockets release
-    without one of these attributes gets the server's own send (a test then fails)."""
-    try:
-        conn = protocol.conn
-        return bool(
-            conn.state is State.OPEN
-            and not conn.extensions
-            and not conn.expect_continuation_frame
-            and protocol.writable.is_set()
-            and not protocol.disconnected
-            and protocol.handshake_complete
-            and not protocol.close_sent
-            and protocol.initial_response is None
-            and not protocol.transport.is_closing()
-        )
-    except AttributeError:
-        return False
+        """One message to the client, through Channels' own send (and so the server's)."""
+        await self.send(text_data=text)

@@ -15,10 +15,12 @@ import json
 import logging
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.layers import get_channel_layer
+
+from schedconsole.engine.bridge import LiveRecord, live_message
 
 log = logging.getLogger(__name__)
 # The channel-layer group the engine sends attempts to; each web process's hub is its member.
@@ -28,16 +30,15 @@ WAKE_GRID_SECONDS = 0.05
 
 
 class LiveItem:
-    """One attempt on its way to clients: what filters read, and its JSON text (and websocket frame)
-    made on first use, once for every client."""
+    """One attempt on its way to clients: what filters read, and its JSON text made on first use,
+    once for every client."""
 
-    __slots__ = ("_frame", "_record", "_text", "pod", "profile")
+    __slots__ = ("_record", "_text", "pod", "profile")
 
-    def __init__(self, pod: str, profile: str, text: str | None = None, record: Any = None) -> None:
+    def __init__(self, pod: str, profile: str, text: str | None = None, record: LiveRecord | None = None) -> None:
         self.pod = pod
         self.profile = profile
         self._text = text
-        self._frame: bytes | None = None
         self._record = record  # an engine record whose message is built only if it is sent
 
     @classmethod
@@ -46,7 +47,7 @@ class LiveItem:
         return cls(message.get("pod", ""), message.get("profile", ""), json.dumps(message))
 
     @classmethod
-    def of_record(cls, record: Any) -> LiveItem:
+    def of_record(cls, record: LiveRecord) -> LiveItem:
         """From an engine record in this process (the message is built only if it is sent)."""
         return cls(record.pod, record.profile, record=record)
 
@@ -59,31 +60,10 @@ class LiveItem:
     def text(self) -> str:
         """The message's JSON, encoded once for every client."""
         if self._text is None:
-            from schedconsole.engine.bridge import live_message
-
+            assert self._record is not None  # made from a record or with its text
             self._text = json.dumps(live_message(self._record))
             self._record = None
         return self._text
-
-    @property
-    def frame(self) -> bytes:
-        """The message as a server's websocket text frame (RFC 6455: unmasked, unfragmented, no
-        extension), the same bytes for every client."""
-        if self._frame is None:
-            self._frame = text_frame(self.text.encode())
-        return self._frame
-
-
-def text_frame(payload: bytes) -> bytes:
-    """A final, unmasked text frame carrying `payload` (a server's frame, RFC 6455 section 5.2)."""
-    size = len(payload)
-    if size < 126:
-        head = bytes((0x81, size))
-    elif size < 1 << 16:
-        head = bytes((0x81, 126)) + size.to_bytes(2, "big")
-    else:
-        head = bytes((0x81, 127)) + size.to_bytes(8, "big")
-    return head + payload
 
 
 # A client folds the batches offered to it into its buffer once this many are waiting.
@@ -98,9 +78,7 @@ class ClientBuffer:
     are waiting, keeping the newest `maxsize` that pass its filters and counting the rest missed,
     as if each had been queued on arrival."""
 
-    def __init__(
-        self, maxsize: int, send: Callable[[str], Any], rate: float = 0.0, send_many: Callable[[list[LiveItem]], Any] | None = None
-    ) -> None:
+    def __init__(self, maxsize: int, send: Callable[[str], Awaitable[None]], rate: float = 0.0) -> None:
         self.maxsize = maxsize
         self.rate = rate
         self._items: deque[LiveItem] = deque(maxlen=maxsize)
@@ -108,7 +86,6 @@ class ClientBuffer:
         self._filters: dict[str, str] = {}
         self._pending: list[list[LiveItem]] = []
         self._send = send
-        self._send_many = send_many  # sends several messages at once (one write to the socket), if given
         self._ready = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
@@ -202,8 +179,8 @@ class ClientBuffer:
 
         With a rate cap, at most `rate` messages go out per second, and the missed notices (at
         most one per second, counting everything dropped meanwhile) come on top of them. What is
-        due at one wake-up goes out together (`send_many`): one write to the socket per client
-        per second, not one per frame."""
+        due at one wake-up goes out then, one websocket message per attempt (docs/architecture.md, "The live message"),
+        each through the consumer's send."""
         loop = asyncio.get_running_loop()
         window, sent, noticed = loop.time(), 0, False
         while True:
@@ -232,11 +209,8 @@ class ClientBuffer:
                     burst.append(items.popleft())
                     room -= 1
                     sent += 1
-                if self._send_many is not None and len(burst) > 1:
-                    await self._send_many(burst)
-                else:
-                    for item in burst:
-                        await self._send(item.text)
+                for item in burst:
+                    await self._send(item.text)
 
 
 class Hub:
@@ -298,7 +272,9 @@ class Hub:
                 raise
             except Exception:
                 failures += 1
-                log.warning("live hub: reading the channel layer failed (%d in a row); joining again", failures, exc_info=failures == 1)
+                log.warning(
+                    "live hub: reading the channel layer failed (%d in a row); joining again", failures, exc_info=failures == 1
+                )
                 await asyncio.sleep(min(5.0, 0.1 * 2**failures))
             finally:
                 if channel is not None:

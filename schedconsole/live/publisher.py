@@ -1,7 +1,7 @@
 """The engine side of the live view: attempts go to the channel layer once each, in small batches.
 
 The engine thread only appends records to a queue. This thread turns them into messages
-(DESIGN section 6) and sends each batch once to the `live.attempts` group; each web process's hub
+(docs/architecture.md, "The live message") and sends each batch once to the `live.attempts` group; each web process's hub
 is the only member per process and fans out to its clients. Embedded (one process), the batch
 goes straight to the hub, whose clients build each message only when they send it.
 """
@@ -94,7 +94,7 @@ class LivePublisher:
                     self._pending.clear()
                     time.sleep(POLL_SECONDS)
                     continue
-                batch = []
+                batch: list[bridge.LiveRecord] = []
                 while self._pending and len(batch) < MAX_BATCH:
                     batch.append(self._pending.popleft())
                 self._send(loop, layer, batch)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -30,8 +31,16 @@ def utilization_heatmap(names: Sequence[str], utilization: Mapping[str, Sequence
     resources = [r for r in ("cpu", "memory", "pods") if r in utilization]
     z = [[round(100 * max(utilization[r][a:b]), 1) for a, b in runs] for r in resources]
     labels = [names[a] if b - a == 1 else f"{names[a]} … {names[b - 1]}" for a, b in runs]
-    trace = go.Heatmap(z=z, x=labels, y=[RESOURCE_LABELS[r] for r in resources], zmin=0, zmax=100, colorscale="Blues",
-                       hovertemplate="%{x}: %{z}%<extra>%{y}</extra>")
+    trace = go.Heatmap(
+        z=z,
+        x=labels,
+        y=[RESOURCE_LABELS[r] for r in resources],
+        zmin=0,
+        zmax=100,
+        colorscale="Blues",
+        colorbar={"title": {"text": "% of allocatable requested"}},
+        hovertemplate="%{x}: %{z}%<extra>%{y}</extra>",
+    )
     return go.Figure(trace, layout={"title": {"text": "Requested / allocatable (%)"}})
 
 
@@ -50,8 +59,17 @@ def loadaware_heatmap(names: Sequence[str], percent: Mapping[str, Sequence[int]]
         z.append(row)
     labels = [names[a] if b - a == 1 else f"{names[a]} … {names[b - 1]}" for a, b in runs]
     ylabels = [f"{RESOURCE_LABELS.get(r, r)} (threshold {thresholds.get(r, 0)}%)" for r in resources]
-    trace = go.Heatmap(z=z, x=labels, y=ylabels, zmid=0, zmin=-50, zmax=50, colorscale="RdBu_r",
-                       hovertemplate="%{x}: %{z} points from the threshold<extra>%{y}</extra>")
+    trace = go.Heatmap(
+        z=z,
+        x=labels,
+        y=ylabels,
+        zmid=0,
+        zmin=-50,
+        zmax=50,
+        colorscale="RdBu_r",
+        colorbar={"title": {"text": "points from the threshold (above 0: rejected)"}},
+        hovertemplate="%{x}: %{z} points from the threshold<extra>%{y}</extra>",
+    )
     return go.Figure(trace, layout={"title": {"text": "LoadAware estimated usage minus threshold (points)"}})
 
 
@@ -72,26 +90,32 @@ def throughput_and_latency(attempts: Sequence[tuple[datetime, str, float]], buck
         buckets[start] = (scheduled + (outcome == "Scheduled"), latencies)
         latencies.append(seconds * 1000)
     xs = sorted(buckets)
-    scheduled = [buckets[x][0] for x in xs]
+    scheduled_counts = [buckets[x][0] for x in xs]
     medians = [round(sorted(buckets[x][1])[len(buckets[x][1]) // 2], 3) for x in xs]
     labels = [x.strftime("%H:%M") for x in xs]
-    fig = go.Figure(layout={"title": {"text": f"Scheduled pods and median attempt latency per {bucket_seconds}s"}})
-    fig.add_trace(go.Bar(x=labels, y=scheduled, name="scheduled pods"))
+    fig = go.Figure(
+        layout={
+            "title": {"text": f"Scheduled pods and median attempt latency per {bucket_seconds}s"},
+            "yaxis": {"title": {"text": "pods"}},
+            "yaxis2": {"title": {"text": "ms"}, "overlaying": "y", "side": "right"},
+        }
+    )
+    fig.add_trace(go.Bar(x=labels, y=scheduled_counts, name="scheduled pods"))
     fig.add_trace(go.Scatter(x=labels, y=medians, name="median latency (ms)", mode="lines+markers", yaxis="y2"))
     return fig
 
 
-def score_bars(rows: Sequence[Mapping[str, object]]) -> go.Figure:
+def score_bars(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     """Stacked per-plugin weighted scores for the top nodes (rows of `AttemptRecord.top_rows`:
     `{"node", "total", "plugins": {plugin: weighted score}}`), best node first."""
     nodes = [str(r["node"]) for r in rows]
     plugins: list[str] = []
     for r in rows:
-        for p in r["plugins"]:  # type: ignore[attr-defined]
+        for p in r["plugins"]:
             if p not in plugins:
                 plugins.append(p)
     fig = go.Figure(layout={"title": {"text": "Weighted score per plugin"}, "barmode": "stack"})
     for plugin in plugins:
-        values = [int(r["plugins"].get(plugin, 0)) for r in rows]  # type: ignore[attr-defined]
+        values = [int(r["plugins"].get(plugin, 0)) for r in rows]
         fig.add_trace(go.Bar(x=values, y=nodes, name=plugin, orientation="h"))
     return fig

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from schedconsole.accounts.permissions import is_operator
 from schedconsole.cluster import sync as sync_intent
 from schedconsole.engine.client import EngineCallError, call
+from schedconsole.engine.operations import GetClusterStatus, StartSync
 from schedconsole.pages.views import page
 from schedconsole.profiles.models import AuditEntry
 
@@ -25,7 +26,9 @@ def score_table(disagreement: dict[str, Any]) -> dict[str, Any]:
     the best-scored nodes; one column per score plugin."""
     ours, theirs = disagreement.get("ourRow") or {}, disagreement.get("theirRow") or {}
     rows = [("ours", ours), ("theirs", theirs)]
-    rows += [("top", row) for row in disagreement.get("top") or [] if row.get("node") not in (ours.get("node"), theirs.get("node"))]
+    rows += [
+        ("top", row) for row in disagreement.get("top") or [] if row.get("node") not in (ours.get("node"), theirs.get("node"))
+    ]
     plugins = sorted({p for _, row in rows for p in (row.get("plugins") or {})})
     return {
         "plugins": plugins,
@@ -45,15 +48,17 @@ def score_table(disagreement: dict[str, Any]) -> dict[str, Any]:
 
 def cluster(request: HttpRequest) -> HttpResponse:
     """The mode and everything about the cluster behind it."""
-    context: dict[str, Any] = {"status": None, "source": _source(), "intent": sync_intent.intent()}
+    context: dict[str, Any] = {"status": None, "source": _source(), "intent": sync_intent.intent(), "demo": settings.DEMO_CLUSTER}
     try:
-        status = call("cluster_status")
+        status = call(GetClusterStatus())
     except EngineCallError as exc:
         context["engine_error"] = exc.message
         return page(request, "pages/cluster.html", context)
     shadow = status.get("shadow")
     if shadow:
-        context["disagreements"] = [{**d, "table": score_table(d)} for d in shadow.get("disagreements") or []][:20]
+        # The real disagreements first, then the pods whose cluster moved between our looks.
+        others = list(shadow.get("disagreements") or []) + list(shadow.get("changed") or [])
+        context["disagreements"] = [{**d, "table": score_table(d)} for d in others][:20]
     context["status"] = status
     return page(request, "pages/cluster.html", context)
 
@@ -74,14 +79,24 @@ def sync(request: HttpRequest) -> HttpResponse:
     try:
         if action == "start":
             keep = request.POST.get("bindings", "keep") != "pending"
-            payload = {"kubeconfig": settings.KUBECONFIG, "context": settings.KUBE_CONTEXT, "inCluster": settings.KUBE_IN_CLUSTER, "keepBindings": keep}
-            result = sync_intent.start(payload, request.user.get_username())
-            messages.success(request, f"Sync from {result['server']} started ({'bindings kept' if keep else 'pods left pending for our engine'}).")
+            op = StartSync(
+                kubeconfig=settings.KUBECONFIG,
+                context=settings.KUBE_CONTEXT,
+                in_cluster=settings.KUBE_IN_CLUSTER,
+                keep_bindings=keep,
+            )
+            result = sync_intent.start(op, request.user.get_username())
+            messages.success(
+                request,
+                f"Sync from {result['server']} started ({'bindings kept' if keep else 'pods left pending for our engine'}).",
+            )
         elif action == "stop":
             stopped, why = sync_intent.stop()
             if stopped is None:  # a sync that could not resume after a restart: now none will
                 messages.success(request, f"Sync stopped; it will not resume ({why}).")
-                AuditEntry.objects.create(user=request.user.get_username(), action="cluster.sync.stop", target="", after={"running": False})
+                AuditEntry.objects.create(
+                    user=request.user.get_username(), action="cluster.sync.stop", target="", after={"running": False}
+                )
                 return redirect("cluster")
             result = stopped
             messages.success(request, "Sync stopped; what it mirrored stays.")
@@ -91,5 +106,7 @@ def sync(request: HttpRequest) -> HttpResponse:
     except EngineCallError as exc:
         messages.error(request, f"The sync was not {'started' if action == 'start' else 'stopped'}: {exc.message}")
         return redirect("cluster")
-    AuditEntry.objects.create(user=request.user.get_username(), action=f"cluster.sync.{action}", target=str(result.get("server")), after=result)
+    AuditEntry.objects.create(
+        user=request.user.get_username(), action=f"cluster.sync.{action}", target=str(result.get("server")), after=result
+    )
     return redirect("cluster")

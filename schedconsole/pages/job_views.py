@@ -7,21 +7,28 @@ from django.shortcuts import get_object_or_404
 
 from schedconsole.cluster import jobs
 from schedconsole.cluster.models import Job
-from schedconsole.pages.views import PAGE_SIZE, _int, _pager, page
+from schedconsole.pages.views import PAGE_SIZE, int_param, page, pager_context
 
 BENCH_FIGURES = (
-    ("pods_per_second", "pods per second"), ("seconds", "seconds (first pod taken to last measured pod bound)"), ("scheduled", "measured pods bound"),
-    ("pods", "measured pods"), ("nodes", "nodes"), ("pods_per_cpu_second", "pods per CPU-second"), ("cpu_seconds", "CPU seconds"),
-    ("peak_rss_mb", "peak RSS (MB)"), ("churn_scheduled", "churn pods bound"), ("stop", "how the run ended"),
+    ("pods_per_second", "pods per second"),
+    ("seconds", "seconds (first pod taken to last measured pod bound)"),
+    ("scheduled", "measured pods bound"),
+    ("pods", "measured pods"),
+    ("nodes", "nodes"),
+    ("pods_per_cpu_second", "pods per CPU-second"),
+    ("cpu_seconds", "CPU seconds"),
+    ("peak_rss_mb", "peak RSS (MB)"),
+    ("churn_scheduled", "churn pods bound"),
+    ("stop", "how the run ended"),
 )
 
 
 def jobs_page(request: HttpRequest) -> HttpResponse:
     """The forms to start an import or a benchmark, and the jobs newest first with their progress."""
-    offset = _int(request, "offset")
+    offset = int_param(request, "offset")
     found = Job.objects.all()
     rows = [jobs.job_json(j) for j in found[offset : offset + PAGE_SIZE]]
-    context = {"jobs": rows, "pager": _pager(request, found.count(), offset, PAGE_SIZE), "workloads": jobs.BENCH_WORKLOADS}
+    context = {"jobs": rows, "pager": pager_context(request, found.count(), offset, PAGE_SIZE), "workloads": jobs.BENCH_WORKLOADS}
     return page(request, "pages/jobs.html", context)
 
 
@@ -31,4 +38,6 @@ def job_page(request: HttpRequest, pk: int) -> HttpResponse:
     result = job["result"] or {}
     figures = [(label, result[key]) for key, label in BENCH_FIGURES if key in result] if job["kind"] == "bench" else []
     created = sorted((result.get("created") or {}).items()) if job["kind"] == "import" else []
-    return page(request, "pages/job.html", {"job": job, "figures": figures, "created": created, "warnings": result.get("warnings") or []})
+    return page(
+        request, "pages/job.html", {"job": job, "figures": figures, "created": created, "warnings": result.get("warnings") or []}
+    )

@@ -6,17 +6,21 @@ history comes from the database, charts from `charts` drawn by `svg`.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import deque
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import yaml
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from schedconsole.accounts.permissions import is_operator
 from schedconsole.api.attempts import attempt_json
+from schedconsole.engine import operations as ops
 from schedconsole.engine.client import EngineCallError, call
 from schedconsole.history import compact
 from schedconsole.history.models import Attempt
@@ -24,31 +28,33 @@ from schedconsole.pages import charts, svg
 
 PAGE_SIZE = 50
 QUEUES = ("active", "backoff", "unschedulable", "gated")
+T = TypeVar("T")
 
 
-def _engine(op: str, payload: dict[str, Any] | None = None) -> Any:
+def _engine(op: ops.Operation[T]) -> T:
     """An engine answer for a page; 404 for what does not exist, else the error is shown."""
     try:
-        return call(op, payload)
+        return call(op)
     except EngineCallError as exc:
         if exc.status == 404:
             raise Http404(exc.message) from exc
         raise
 
 
-def page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+def page(request: HttpRequest, template: str, context: Mapping[str, Any]) -> HttpResponse:
     """Render a page; every page's header shows the user's role."""
     return render(request, template, {**context, "is_operator": is_operator(request.user)})
 
 
-def _int(request: HttpRequest, name: str, default: int = 0) -> int:
+def int_param(request: HttpRequest, name: str, default: int = 0) -> int:
+    """A whole-number query parameter, 0 or more; `default` when it is not a number."""
     try:
         return max(0, int(request.GET.get(name, default)))
     except ValueError:
         return default
 
 
-def _pager(request: HttpRequest, count: int, offset: int, limit: int) -> dict[str, Any]:
+def pager_context(request: HttpRequest, count: int, offset: int, limit: int) -> dict[str, Any]:
     """Links to the previous and next page keeping the other query parameters."""
     params = {k: v for k, v in request.GET.items() if k != "offset"}
 
@@ -66,18 +72,51 @@ def _pager(request: HttpRequest, count: int, offset: int, limit: int) -> dict[st
 
 def live(request: HttpRequest) -> HttpResponse:
     """The live score table; rows arrive over `/ws/scores/`."""
-    context: dict[str, Any] = {"is_operator": is_operator(request.user), "profiles": [], "flags": {"debugTopNScores": 0}, "timing": {"every": 0}}
+    context: dict[str, Any] = {
+        "is_operator": is_operator(request.user),
+        "profiles": [],
+        "flags": {"debugTopNScores": 0},
+        "timing": {"every": 0},
+    }
     try:
-        context["profiles"] = call("stats")["profiles"]
-        context["flags"] = call("debug_flags")
-        context["timing"] = call("plugin_timing")
+        context["profiles"] = call(ops.GetStats())["profiles"]
+        context["flags"] = call(ops.GetDebugFlags())
+        context["timing"] = call(ops.PluginTiming())
     except EngineCallError as exc:
         context["engine_error"] = exc.message
     choices = [(1, "every attempt"), (10, "1 in 10 attempts"), (100, "1 in 100 attempts"), (0, "off")]
     if context["timing"]["every"] not in dict(choices):
         choices.insert(0, (context["timing"]["every"], f"1 in {context['timing']['every']} attempts"))
     context["timing_choices"] = choices
+    context["recent"] = recent_messages(int(context["flags"]["debugTopNScores"]))
     return render(request, "pages/live.html", context)
+
+
+def recent_messages(top: int, count: int = 50) -> list[dict[str, Any]]:
+    """The newest stored attempts as the live websocket sends attempts (oldest first), so the table
+    starts with what happened before the page opened; score rows are the stored normalized ones."""
+    rows = Attempt.objects.order_by("-id").values("at", "pod", "profile", "outcome", "node", "feasible_nodes", "detail")[:count]
+    out = []
+    for row in reversed(list(rows)):
+        table = (row["detail"] or {}).get("scoreTable") or {"plugins": [], "rows": []}
+        scores = [
+            {"node": node, "total": total, "plugins": dict(zip(table["plugins"], values, strict=True))}
+            for node, total, values in table["rows"][:top]
+        ]
+        out.append(
+            {
+                "type": "attempt",
+                "at": row["at"].isoformat().replace("+00:00", "Z"),
+                "pod": row["pod"],
+                "profile": row["profile"],
+                "outcome": row["outcome"],
+                "node": row["node"] or None,
+                "feasibleNodes": row["feasible_nodes"],
+                "scores": scores,
+                "stored": True,
+            }
+        )
+    return out
 
 
 def attempt(request: HttpRequest, pk: int) -> HttpResponse:
@@ -86,7 +125,10 @@ def attempt(request: HttpRequest, pk: int) -> HttpResponse:
     totals: dict[str, int] = data.get("totals", {})
     scores: dict[str, dict[str, int]] = data.get("scores", {})
     plugins = sorted({p for per in scores.values() for p in per})
-    rows = [{"node": n, "total": totals[n], "cells": [scores.get(n, {}).get(p, "") for p in plugins]} for n in sorted(totals, key=lambda n: -totals[n])]
+    rows = [
+        {"node": n, "total": totals[n], "cells": [scores.get(n, {}).get(p, "") for p in plugins]}
+        for n in sorted(totals, key=lambda n: -totals[n])
+    ]
     context = {
         "attempt": data,
         "plugins": plugins,
@@ -121,7 +163,11 @@ def recent_attempts(limit: int = 3000) -> list[tuple[Any, str, float]]:
         if newest < _recent["last_id"]:  # history pruned or replaced: start over
             rows.clear()
             _recent["last_id"] = 0
-        fresh = Attempt.objects.filter(id__gt=_recent["last_id"]).order_by("-id").values_list("id", "at", "outcome", "detail__timings")[:limit]
+        fresh = (
+            Attempt.objects.filter(id__gt=_recent["last_id"])
+            .order_by("-id")
+            .values_list("id", "at", "outcome", "detail__timings")[:limit]
+        )
         got = list(fresh)[::-1]
         if len(got) == limit:
             rows.clear()
@@ -134,7 +180,7 @@ def recent_attempts(limit: int = 3000) -> list[tuple[Any, str, float]]:
 def overview(request: HttpRequest) -> HttpResponse:
     """Utilization heatmaps, pending pods by queue and by first rejecting plugin, throughput and
     latency, preemptions in flight, gangs waiting."""
-    data = _engine("overview")
+    data = _engine(ops.GetOverview())
     figures = {
         "utilization": svg.render(charts.utilization_heatmap(data["nodes"], data["utilization"])),
         "queue": svg.render(charts.counts_bar(data["queue"], "Pending pods by queue"), width=520),
@@ -154,31 +200,83 @@ def pods(request: HttpRequest) -> HttpResponse:
     """Pending pods, one page at a time, filtered by queue and name."""
     queue = request.GET.get("queue", "")
     query = request.GET.get("q", "").strip()
-    offset = _int(request, "offset")
-    data = _engine("pending_page", {"queue": queue if queue in QUEUES else "", "q": query, "offset": offset, "limit": PAGE_SIZE})
-    context = {"rows": data["results"], "pager": _pager(request, data["count"], offset, PAGE_SIZE), "queue": queue, "q": query, "queues": QUEUES}
+    offset = int_param(request, "offset")
+    data = _engine(ops.GetPendingPage(queue=queue if queue in QUEUES else "", q=query, offset=offset, limit=PAGE_SIZE))
+    context = {
+        "rows": data["results"],
+        "pager": pager_context(request, data["count"], offset, PAGE_SIZE),
+        "queue": queue,
+        "q": query,
+        "queues": QUEUES,
+    }
     return page(request, "pages/pods.html", context)
 
 
 def pod(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     """One pod: why it waits (or where it went), its attempts, score bars, what-if and compare."""
-    why = _engine("explain", {"namespace": namespace, "name": name})
+    why = _engine(ops.Explain(namespace=namespace, name=name))
     key = f"{namespace}/{name}"
-    history = list(Attempt.objects.filter(pod=key).order_by("-id").values("id", "at", "attempt", "outcome", "node", "nominated_node", "profile", "message")[:50])
+    history = list(
+        Attempt.objects.filter(pod=key)
+        .order_by("-id")
+        .values("id", "at", "attempt", "outcome", "node", "nominated_node", "profile", "message")[:50]
+    )
     if why["evaluation"] is not None:
         rows, scores_title = why["evaluation"]["topRows"], "Top nodes now (weighted score per plugin)"
     else:
-        rows, scores_title = decision_rows(key), "Top nodes when it was scheduled (normalized score per plugin, from its decision record)"
+        rows, scores_title = (
+            decision_rows(key),
+            "Top nodes when it was scheduled (normalized score per plugin, from its decision record)",
+        )
     context = {
         "why": why,
         "history": history,
         "scores": svg.render(charts.score_bars(rows), width=760) if rows else None,
         "scores_title": scores_title,
         "manifest_yaml": yaml.safe_dump(why["manifest"], sort_keys=False),
-        "profiles": call("stats")["profiles"],
+        "simulator_yaml": written_annotations(why["manifest"]) or (simulator_annotations(history[0]["id"]) if history else ""),
+        "simulator_written": bool(written_annotations(why["manifest"])),
+        "editable": settings.CLUSTER_MODE == "simulated",
+        "profiles": call(ops.GetStats())["profiles"],
         "is_operator": is_operator(request.user),
     }
     return page(request, "pages/pod.html", context)
+
+
+SIMULATOR = "kube-scheduler-simulator.sigs.k8s.io"
+
+
+def written_annotations(manifest: Mapping[str, Any]) -> str:
+    """The result annotations the engine wrote on the pod (its latest attempt; the history left out),
+    as YAML; "" when it wrote none (SCHEDCONSOLE_RESULT_ANNOTATIONS off, a live cluster)."""
+    annotations = (manifest.get("metadata") or {}).get("annotations") or {}
+    written = {
+        k: v for k, v in sorted(annotations.items()) if k.startswith(SIMULATOR + "/") and k != f"{SIMULATOR}/result-history"
+    }
+    if not written:
+        return ""
+    return yaml.safe_dump({"metadata": {"annotations": written}}, sort_keys=False, width=1 << 16)
+
+
+def simulator_annotations(attempt_id: int) -> str:
+    """An attempt's result as kube-scheduler-simulator writes it on the pod (its annotation keys,
+    JSON values), as YAML: the selected node, each failing node's first failing filter (nodes that
+    passed every filter read "passed" where the record kept them), the kept nodes' normalized
+    scores and their weighted totals."""
+    data = attempt_json(Attempt.objects.get(pk=attempt_id), full=True)
+    filters: dict[str, dict[str, str]] = {
+        n: {f["plugin"]: "; ".join(f["reasons"]) or f["code"]} for n, f in data.get("filter", {}).items()
+    }
+    for node in data.get("totals", {}):
+        filters.setdefault(node, {"(every filter)": "passed"})
+    scores = {n: {p: str(v) for p, v in per.items()} for n, per in data.get("scores", {}).items()}
+    annotations = {
+        f"{SIMULATOR}/selected-node": data.get("node") or "",
+        f"{SIMULATOR}/filter-result": json.dumps(filters, sort_keys=True),
+        f"{SIMULATOR}/score-result": json.dumps(scores, sort_keys=True),
+        f"{SIMULATOR}/finalscore-result": json.dumps({n: str(t) for n, t in data.get("totals", {}).items()}, sort_keys=True),
+    }
+    return yaml.safe_dump({"metadata": {"annotations": annotations}}, sort_keys=False, width=1 << 16)
 
 
 def decision_rows(pod_key: str, top: int = 10) -> list[dict[str, Any]]:
@@ -188,31 +286,51 @@ def decision_rows(pod_key: str, top: int = 10) -> list[dict[str, Any]]:
         return []
     table = (last.detail or {}).get("scoreTable") or {"plugins": [], "rows": []}
     plugins = table["plugins"]
-    return [{"node": node, "total": total, "plugins": dict(zip(plugins, values, strict=True))} for node, total, values in table["rows"][:top]]
+    return [
+        {"node": node, "total": total, "plugins": dict(zip(plugins, values, strict=True))}
+        for node, total, values in table["rows"][:top]
+    ]
 
 
 def nodes(request: HttpRequest) -> HttpResponse:
     """Nodes with allocation bars: filtered, sorted and paged by the engine."""
     query = request.GET.get("q", "").strip()
     sort = request.GET.get("sort", "name")
-    offset = _int(request, "offset")
+    offset = int_param(request, "offset")
     try:
-        data = call("nodes_page", {"q": query, "sort": sort, "offset": offset, "limit": PAGE_SIZE})
+        data = call(ops.GetNodesPage(q=query, sort=sort, offset=offset, limit=PAGE_SIZE))
     except EngineCallError as exc:
         if exc.status != 400:
             raise
         sort, error = "name", exc.message
-        data = call("nodes_page", {"q": query, "sort": sort, "offset": offset, "limit": PAGE_SIZE})
+        data = call(ops.GetNodesPage(q=query, sort=sort, offset=offset, limit=PAGE_SIZE))
     else:
         error = ""
-    sorts = [(key, label) for key, label in (("name", "name"), ("-cpu", "CPU ↓"), ("cpu", "CPU ↑"), ("-memory", "memory ↓"), ("memory", "memory ↑"), ("-pods", "pods ↓"))]
-    context = {"rows": data["results"], "pager": _pager(request, data["count"], offset, PAGE_SIZE), "q": query, "sort": sort, "sorts": sorts, "error": error}
+    sorts = [
+        (key, label)
+        for key, label in (
+            ("name", "name"),
+            ("-cpu", "CPU ↓"),
+            ("cpu", "CPU ↑"),
+            ("-memory", "memory ↓"),
+            ("memory", "memory ↑"),
+            ("-pods", "pods ↓"),
+        )
+    ]
+    context = {
+        "rows": data["results"],
+        "pager": pager_context(request, data["count"], offset, PAGE_SIZE),
+        "q": query,
+        "sort": sort,
+        "sorts": sorts,
+        "error": error,
+    }
     return page(request, "pages/nodes.html", context)
 
 
 def node(request: HttpRequest, name: str) -> HttpResponse:
     """One node: NodeInfo, pods, NUMA CPUs, LoadAware estimate, reservations."""
-    data = _engine("node_page", {"name": name})
+    data = _engine(ops.GetNodePage(name=name))
     numa = (data["routes"].get("numa") or {}) if data["routes"] else {}
     context = {
         "node": data,
@@ -220,5 +338,6 @@ def node(request: HttpRequest, name: str) -> HttpResponse:
         "cpu_topology": data["routes"].get("cpuTopology"),
         "reservations": data["routes"].get("reservations"),
         "node_yaml": yaml.safe_dump(data["nodeInfo"]["node"], sort_keys=False),
+        "editable": settings.CLUSTER_MODE == "simulated",
     }
     return page(request, "pages/node.html", context)

@@ -18,7 +18,9 @@ class ProfileVersion(models.Model):
 
     class Meta:
         ordering = ["-version"]
-        constraints = [models.UniqueConstraint(fields=["active"], condition=models.Q(active=True), name="one_active_profile_version")]
+        constraints = [
+            models.UniqueConstraint(fields=["active"], condition=models.Q(active=True), name="one_active_profile_version")
+        ]
 
     def __str__(self) -> str:
         return f"v{self.version}{' (active)' if self.active else ''}"

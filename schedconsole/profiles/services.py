@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
 
 from schedconsole.engine import bridge
+from schedconsole.engine import operations as ops
+from schedconsole.engine.bridge.answers import ThresholdPreview
 from schedconsole.engine.client import call
 from schedconsole.profiles.models import AuditEntry, PluginArgsChange, ProfileVersion
 
@@ -17,7 +20,34 @@ def validate(document: Any) -> list[str]:
     """The profile names the document would run, or BadInput naming the field."""
     if not isinstance(document, dict):
         raise bridge.BadInput("document", f"expected a KubeSchedulerConfiguration object, got {type(document).__name__}")
+    where = unstorable_text(document)
+    if where is not None:
+        # PostgreSQL stores no NUL and no lone surrogate in JSON (plugin args holding one were a 500).
+        raise bridge.BadInput(
+            "document", f"{where}: must not contain NUL characters or lone surrogates (the database cannot store them)"
+        )
     return bridge.build_check(document)
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable_text(value: Any) -> str | None:
+    """The path of the first key or string holding text PostgreSQL refuses, or None."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _UNSTORABLE.search(item):
+                return path or "<root>"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and _UNSTORABLE.search(key):
+                    return path or "<root>"
+                stack.append((child, f"{path}.{key}" if path else str(key)))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+    return None
 
 
 def create(document: dict[str, Any], user: Any, comment: str) -> ProfileVersion:
@@ -35,7 +65,7 @@ def activate(version: ProfileVersion, user: Any) -> ProfileVersion:
     and only then does the database mark it active."""
     with transaction.atomic():
         current = ProfileVersion.objects.select_for_update().filter(active=True).first()
-        call("apply_config", {"document": version.document})
+        call(ops.ApplyConfig(document=version.document))
         ProfileVersion.objects.filter(active=True).update(active=False)
         ProfileVersion.objects.filter(pk=version.pk).update(active=True)
         AuditEntry.objects.create(
@@ -49,7 +79,9 @@ def activate(version: ProfileVersion, user: Any) -> ProfileVersion:
     return version
 
 
-def with_plugin_args(document: dict[str, Any], plugin: str, args: Any, profile: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def with_plugin_args(
+    document: dict[str, Any], plugin: str, args: Any, profile: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """A copy of the document with `plugin`'s args replaced in one profile (or every profile);
     also the args each touched profile had before."""
     out = copy.deepcopy(document)
@@ -85,19 +117,27 @@ def change_plugin_args(plugin: str, args: Any, profile: str | None, user: Any, d
     activate(version, user)
     for name, old in before.items():
         PluginArgsChange.objects.create(plugin=plugin, profile=name, before=old, after=args, version=version, author=_user(user))
-    AuditEntry.objects.create(user=_name(user), action="plugin-args.apply", target=plugin, before=before, after={"args": args, "version": version.version})
+    AuditEntry.objects.create(
+        user=_name(user),
+        action="plugin-args.apply",
+        target=plugin,
+        before=before,
+        after={"args": args, "version": version.version},
+    )
     return {**preview, "dryRun": False, "version": version.version}
 
 
 PREVIEW_CHUNK = 10
 
 
-def threshold_preview(document: dict[str, Any], profile: str, pods: list[str]) -> dict[str, Any]:
+def threshold_preview(document: dict[str, Any], profile: str, pods: list[str]) -> ThresholdPreview:
     """The engine's threshold preview, asked for PREVIEW_CHUNK pods at a time so the engine
     schedules between the chunks instead of holding its loop for the whole preview."""
-    result: dict[str, Any] = call("threshold_preview", {"document": document, "profile": profile, "pods": pods[:PREVIEW_CHUNK]})
+    result = call(ops.PreviewThresholds(document=document, profile=profile, pods=pods[:PREVIEW_CHUNK]))
     for start in range(PREVIEW_CHUNK, len(pods), PREVIEW_CHUNK):
-        more = call("threshold_preview", {"document": document, "profile": profile, "pods": pods[start : start + PREVIEW_CHUNK], "nodes": False})
+        more = call(
+            ops.PreviewThresholds(document=document, profile=profile, pods=pods[start : start + PREVIEW_CHUNK], nodes=False)
+        )
         result["pods"] += more["pods"]
         result["podsChanged"] += more["podsChanged"]
     return result

@@ -9,14 +9,15 @@ the field, so the cluster loader reports a bad object as it does for Pods and No
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from scheduler.api.duration import parse_duration
 from scheduler.api.fields import fail, integer, join, mapping, sequence, string, string_map, timestamp
-from scheduler.api.objects import CPU, Container, Pod, _resource_amounts, to_resource_list
+from scheduler.api.objects import CPU, Container, Pod, resource_amounts, to_resource_list
 from scheduler.api.quantity import QuantityError, parse_quantity
-from scheduler.config.decode import parse_duration
 
 NODE_METRIC_API_VERSION = "slo.koordinator.sh/v1alpha1"
 NRT_API_VERSION = "topology.node.k8s.io/v1alpha1"
@@ -50,7 +51,12 @@ PRIORITY_MID = "koord-mid"
 PRIORITY_BATCH = "koord-batch"
 PRIORITY_FREE = "koord-free"
 PRIORITY_NONE = ""
-_PRIORITY_RANGES = ((9000, 9999, PRIORITY_PROD), (7000, 7999, PRIORITY_MID), (5000, 5999, PRIORITY_BATCH), (3000, 3999, PRIORITY_FREE))
+_PRIORITY_RANGES = (
+    (9000, 9999, PRIORITY_PROD),
+    (7000, 7999, PRIORITY_MID),
+    (5000, 5999, PRIORITY_BATCH),
+    (3000, 3999, PRIORITY_FREE),
+)
 QOS_CLASSES = ("LSE", "LSR", "LS", "BE", "SYSTEM")
 AGGREGATION_TYPES = ("avg", "p50", "p90", "p95", "p99")
 DEFAULT_REPORT_INTERVAL_SECONDS = 60.0
@@ -73,8 +79,63 @@ def priority_class_by_value(priority: int | None) -> str:
     return PRIORITY_NONE
 
 
+_QOS_RESOURCES = ("cpu", "memory")  # isSupportedQoSComputeResource
+
+
+def kube_qos_class(pod: Pod) -> str:
+    """The pod's Kubernetes QoS class (`qos.GetPodQOS`, what kube-apiserver writes to
+    status.qosClass): BestEffort without cpu/memory requests or limits, Guaranteed when every
+    container (or the pod-level resources) limits cpu and memory at its requests, else Burstable."""
+    if pod.pod_requests:
+        # Pod-level resources decide alone (PodLevelResources); their limits are in the document.
+        level = ((pod.raw.get("spec") or {}).get("resources") or {}).get("limits") or {}
+        sets: list[tuple[Mapping[str, Fraction], Mapping[str, Fraction]]] = [
+            (pod.pod_requests, {k: parse_quantity(str(v)) for k, v in level.items()})
+        ]
+    else:
+        sets = [(c.requests, c.limits) for c in (*pod.containers, *pod.init_containers)]
+    # Amounts are Fractions with a positive denominator: the numerator's sign is the amount's, and
+    # reading it is far cheaper than comparing Fractions (this runs for most pods LoadAware sees).
+    guaranteed = True
+    asked = False
+    for reqs, lims in sets:
+        for name in _QOS_RESOURCES:
+            amount = reqs.get(name)
+            if amount is not None and amount.numerator > 0:
+                asked = True
+            limit = lims.get(name)
+            if limit is None or limit.numerator <= 0:
+                guaranteed = False
+            else:
+                asked = True
+    if not asked:
+        return "BestEffort"
+    if not guaranteed:
+        return "Burstable"
+    # Every container limits cpu and memory: Guaranteed when the summed requests equal the limits.
+    requests: dict[str, Fraction] = {}
+    limits: dict[str, Fraction] = {}
+    for reqs, lims in sets:
+        for name in _QOS_RESOURCES:
+            amount = reqs.get(name)
+            if amount is not None and amount.numerator > 0:
+                requests[name] = requests.get(name, Fraction(0)) + amount
+            limits[name] = limits.get(name, Fraction(0)) + lims[name]
+    same = all(limits.get(name) == amount for name, amount in requests.items()) and len(requests) == len(limits)
+    return "Guaranteed" if same else "Burstable"
+
+
+def qos_class_with_default(pod: Pod) -> str:
+    """`GetPodQoSClassWithDefault`: the `koordinator.sh/qosClass` label, else from the Kubernetes
+    QoS class (`GetPodQoSClassWithKubeQoS`: Guaranteed LSR, Burstable LS, BestEffort BE)."""
+    return qos_class(pod) or {"Guaranteed": "LSR", "Burstable": "LS"}.get(kube_qos_class(pod), "BE")
+
+
 def priority_class(pod: Pod) -> str:
-    """`GetPodPriorityClassWithDefault`: the label, else the priority band, else derived from QoS."""
+    """`GetPodPriorityClassWithDefault` (apis/extension/priority_utils.go): the
+    `koordinator.sh/priority-class` label, else the priority's band, else derived from the QoS
+    class with its default (`GetPodPriorityClassWithQoS`): SYSTEM, LSE, LSR and LS are Prod, BE is
+    Batch. A pod of no band and no Koordinator label is Prod when Guaranteed or Burstable."""
     if LABEL_POD_PRIORITY_CLASS in pod.labels:
         value = pod.labels[LABEL_POD_PRIORITY_CLASS]
         found = value if value in (PRIORITY_PROD, PRIORITY_MID, PRIORITY_BATCH, PRIORITY_FREE) else PRIORITY_NONE
@@ -82,12 +143,7 @@ def priority_class(pod: Pod) -> str:
         found = priority_class_by_value(pod.priority)
     if found:
         return found
-    qos = qos_class(pod)
-    if qos in ("SYSTEM", "LSE", "LSR", "LS"):
-        return PRIORITY_PROD
-    if qos == "BE":
-        return PRIORITY_BATCH
-    return PRIORITY_NONE
+    return PRIORITY_BATCH if qos_class_with_default(pod) == "BE" else PRIORITY_PROD
 
 
 def translate_resource_name(priority: str, name: str) -> str:
@@ -226,7 +282,7 @@ class NodeMetric:
 def _resource_map(raw: Any, path: str) -> dict[str, int]:
     """A `ResourceMap` (`{resources: {cpu: ...}}`) as integers (cpu in millicores)."""
     data = mapping(raw, path)
-    return to_resource_list(_resource_amounts(data.get("resources"), join(path, "resources")))
+    return to_resource_list(resource_amounts(data.get("resources"), join(path, "resources")))
 
 
 def _duration_seconds(value: Any, path: str) -> float:
@@ -250,9 +306,9 @@ def parse_node_metric(raw: Any, path: str = "") -> NodeMetric:
     spec = mapping(doc.get("spec"), spec_path)
     policy_path = join(spec_path, "metricCollectPolicy")
     policy = mapping(spec.get("metricCollectPolicy"), policy_path)
+    # Any integer is taken, 0 and negatives included: koord-scheduler uses it as given
+    # (loadaware/helper.go getNodeMetricReportInterval) and the CRD sets no minimum.
     interval = integer(policy.get("reportIntervalSeconds"), join(policy_path, "reportIntervalSeconds"))
-    if interval is not None and interval <= 0:
-        fail(join(policy_path, "reportIntervalSeconds"), f"must be greater than 0, got {interval}")
     status_path = join(path, "status")
     status = mapping(doc.get("status"), status_path)
     info_raw = status.get("nodeMetric")
@@ -266,8 +322,8 @@ def parse_node_metric(raw: Any, path: str = "") -> NodeMetric:
         usage: dict[str, dict[str, int]] = {}
         usage_path = join(where, "usage")
         for kind, amounts in mapping(entry.get("usage"), usage_path).items():
-            if kind not in AGGREGATION_TYPES:
-                fail(join(usage_path, str(kind)), f"unsupported aggregation type {kind!r}; valid: {', '.join(AGGREGATION_TYPES)}")
+            # An aggregation type Koordinator does not name is kept (the map's keys are free
+            # strings); only the type the args ask for is ever read.
             usage[str(kind)] = _resource_map(amounts, join(usage_path, str(kind)))
         aggregated.append(AggregatedUsage(_duration_seconds(entry.get("duration"), join(where, "duration")), usage))
     pods = []
@@ -353,6 +409,9 @@ class NodeResourceTopology:
     node_reserved_cpus: frozenset[int]
     topology_policies: tuple[str, ...]
     raw: dict[str, Any]
+    # (NUMA node id, resource -> allocatable quantity as written), from `zones` of type Node named
+    # `node-<id>`, by id (`extractNUMANodeResources`); None when the object lists no zones.
+    numa_node_resources: tuple[tuple[int, dict[str, str]], ...] | None = None
 
     @property
     def meta(self) -> ClusterScopedMeta:
@@ -416,7 +475,9 @@ def parse_node_resource_topology(raw: Any, path: str = "") -> NodeResourceTopolo
                     namespace=string(entry.get("namespace"), join(join(where, i), "namespace")),
                     name=string(entry.get("name"), join(join(where, i), "name")),
                     uid=string(entry.get("uid"), join(join(where, i), "uid")),
-                    cpuset=_cpuset_field(string(entry.get("cpuset"), join(join(where, i), "cpuset")), join(join(where, i), "cpuset")),
+                    cpuset=_cpuset_field(
+                        string(entry.get("cpuset"), join(join(where, i), "cpuset")), join(join(where, i), "cpuset")
+                    ),
                     managed_by_kubelet=bool(entry.get("managedByKubelet", False)),
                 )
             )
@@ -439,7 +500,8 @@ def parse_node_resource_topology(raw: Any, path: str = "") -> NodeResourceTopolo
         text = string(mapping(raw_reservation, where).get("reservedCPUs"), join(where, "reservedCPUs"))
         node_reserved = _cpuset_field(text, join(where, "reservedCPUs"))
     policies = tuple(
-        string(p, join(join(path, "topologyPolicies"), i)) for i, p in enumerate(sequence(doc.get("topologyPolicies"), join(path, "topologyPolicies")))
+        string(p, join(join(path, "topologyPolicies"), i))
+        for i, p in enumerate(sequence(doc.get("topologyPolicies"), join(path, "topologyPolicies")))
     )
     return NodeResourceTopology(
         name=name,
@@ -449,7 +511,40 @@ def parse_node_resource_topology(raw: Any, path: str = "") -> NodeResourceTopolo
         node_reserved_cpus=node_reserved,
         topology_policies=policies,
         raw=doc,
+        numa_node_resources=_numa_node_resources(doc, path),
     )
+
+
+def _numa_node_resources(doc: dict[str, Any], path: str) -> tuple[tuple[int, dict[str, str]], ...] | None:
+    """`extractNUMANodeResources`: the zones of type Node named `node-<id>` (others, and names whose
+    id is not a number, are passed over), each resource's allocatable, sorted by id."""
+    zones_path = join(path, "zones")
+    zones = sequence(doc.get("zones"), zones_path)
+    if doc.get("zones") is None:
+        return None
+    out: list[tuple[int, dict[str, str]]] = []
+    for i, item in enumerate(zones):
+        where = join(zones_path, i)
+        zone = mapping(item, where)
+        if string(zone.get("type"), join(where, "type")) != "Node":
+            continue
+        parts = string(zone.get("name"), join(where, "name")).split("node-")
+        if len(parts) != 2 or not parts[1].isdigit():
+            continue
+        resources: dict[str, str] = {}
+        for j, res in enumerate(sequence(zone.get("resources"), join(where, "resources"))):
+            entry = mapping(res, join(join(where, "resources"), j))
+            name = string(entry.get("name"), join(join(join(where, "resources"), j), "name"))
+            amount = entry.get("allocatable")
+            if name and amount is not None:
+                text = str(amount)
+                try:
+                    parse_quantity(text)
+                except QuantityError as exc:
+                    fail(join(join(join(where, "resources"), j), "allocatable"), str(exc))
+                resources[name] = text
+        out.append((int(parts[1]), resources))
+    return tuple(sorted(out, key=lambda item: item[0]))
 
 
 def parse_resource_factors(text: str) -> dict[str, int]:

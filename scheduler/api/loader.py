@@ -1,6 +1,6 @@
 """Reading cluster objects from YAML/JSON files (or uploaded text) as `kubectl get -o yaml` writes them.
 
-Files are read through `scheduler.api.documents` (bounded depth and aliasing, libyaml's
+Files are read through `scheduler.io.documents` (bounded depth and aliasing, libyaml's
 parser); the items of a `kind: List` are parsed one by one as they are read, so a file of
 100000 pods is never held as one tree of dicts.
 """
@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
-from scheduler.api.documents import DocumentError, Item, looks_like_json, read_documents
 from scheduler.api.fields import FieldError, shown
 from scheduler.api.koordinator import parse_node_metric, parse_node_resource_topology
 from scheduler.api.objects import (
@@ -46,6 +45,8 @@ from scheduler.api.storage import (
     parse_persistent_volume_claim,
     parse_storage_class,
 )
+from scheduler.api.validation import check_object, detail
+from scheduler.api.workload import parse_workload
 from scheduler.api.workloads import (
     SelectingObject,
     parse_replica_set,
@@ -53,10 +54,11 @@ from scheduler.api.workloads import (
     parse_service,
     parse_stateful_set,
 )
+from scheduler.io.documents import DocumentError, Item, looks_like_json, read_documents
 
 SUFFIXES = (".yaml", ".yml", ".json")
-# Kinds the Koordinator plugins read; kept as documents for the plugins that parse them.
-EXTENSION_KINDS = ("PodGroup", "Reservation", "NodeMetric", "NodeResourceTopology")
+# Kinds the Koordinator plugins and GangScheduling read; kept as documents for the plugins that parse them.
+EXTENSION_KINDS = ("PodGroup", "Reservation", "NodeMetric", "NodeResourceTopology", "Workload")
 
 
 class LoadError(ValueError):
@@ -119,11 +121,12 @@ _PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "CSIStorageCapacity": parse_csi_storage_capacity,
 }
 # Extension kinds checked at load time (bad input exits 2); they stay documents for the plugins.
-_EXTENSION_VALIDATORS: dict[str, Callable[[Any, str], Any]] = {
+EXTENSION_VALIDATORS: dict[str, Callable[[Any, str], Any]] = {
     "PodGroup": parse_pod_group,
     "Reservation": parse_reservation,
     "NodeMetric": parse_node_metric,
     "NodeResourceTopology": parse_node_resource_topology,
+    "Workload": parse_workload,
 }
 _TARGETS = {
     "Node": "nodes",
@@ -180,7 +183,8 @@ def _is_list(doc: Any) -> bool:
 class _Reader:
     """Collects the objects of one or more sources, checking names across all of them."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
         self.out = ClusterObjects()
         self.seen: dict[tuple[str, str], tuple[str, int]] = {}
         self.skipped: set[str] = set()
@@ -227,7 +231,9 @@ class _Reader:
             if items is None:
                 return
             if not isinstance(items, list):
-                raise LoadError(source, number, str(doc.get("kind")), "items", f"expected a list of objects, got {_kind_of(items)}")
+                raise LoadError(
+                    source, number, str(doc.get("kind")), "items", f"expected a list of objects, got {_kind_of(items)}"
+                )
             for i, item in enumerate(items):
                 self._parse(source, number, f"items[{i}]", item)()
             return
@@ -236,14 +242,28 @@ class _Reader:
     def _parse(self, source: str, number: int, prefix: str, item: Any) -> Callable[[], None]:
         """Parse one object; the returned step files it (or warns that its kind is skipped)."""
         if not isinstance(item, dict):
-            raise LoadError(source, number, "", prefix, f"expected a Kubernetes object (a mapping with kind, metadata, ...), got {_kind_of(item)}")
+            raise LoadError(
+                source,
+                number,
+                "",
+                prefix,
+                f"expected a Kubernetes object (a mapping with kind, metadata, ...), got {_kind_of(item)}",
+            )
         field_prefix = prefix + "." if prefix else ""
         kind = item.get("kind")
         if kind is None or kind == "":
             raise LoadError(source, number, "", field_prefix + "kind", "is required (e.g. kind: Pod)")
         if not isinstance(kind, str):
-            raise LoadError(source, number, "", field_prefix + "kind", f"expected a string such as Pod or Node, got {_kind_of(kind)} {shown(kind)}")
+            raise LoadError(
+                source,
+                number,
+                "",
+                field_prefix + "kind",
+                f"expected a string such as Pod or Node, got {_kind_of(kind)} {shown(kind)}",
+            )
         self.objects += 1
+        if self.strict and (kind in EXTENSION_KINDS or kind in _PARSERS):
+            self._check(source, number, prefix, kind, item)
         if kind in EXTENSION_KINDS:
             return self._extension(source, number, prefix, kind, item)
         parser = _PARSERS.get(kind)
@@ -263,7 +283,10 @@ class _Reader:
             first = self.seen.get(key)
             if first is not None:
                 raise LoadError(
-                    source, number, _what(kind, written_namespace, obj.meta.name), field_prefix + "metadata.name",
+                    source,
+                    number,
+                    _what(kind, written_namespace, obj.meta.name),
+                    field_prefix + "metadata.name",
                     f"duplicate {kind} {shown(key[1].lstrip('/'))} (first in {first[0]} document {first[1]})",
                 )
             self.seen[key] = (source, number)
@@ -271,9 +294,16 @@ class _Reader:
 
         return commit
 
+    def _check(self, source: str, number: int, prefix: str, kind: str, item: dict[str, Any]) -> None:
+        """What kube-apiserver (or the console's store) would refuse in a new object."""
+        issues = check_object(kind, item)
+        if issues:
+            path = (prefix + "." if prefix else "") + issues[0].field
+            raise LoadError(source, number, _describe(item), path, detail(issues[0]))
+
     def _extension(self, source: str, number: int, prefix: str, kind: str, item: dict[str, Any]) -> Callable[[], None]:
         """Extension kinds stay documents for the plugins; those with a validator are checked now."""
-        validator = _EXTENSION_VALIDATORS.get(kind)
+        validator = EXTENSION_VALIDATORS.get(kind)
         key: tuple[str, str] | None = None
         if validator is not None:
             what = _describe(item)
@@ -288,7 +318,10 @@ class _Reader:
                 first = self.seen.get(key)
                 if first is not None:
                     raise LoadError(
-                        source, number, _describe(item), (prefix + "." if prefix else "") + "metadata.name",
+                        source,
+                        number,
+                        _describe(item),
+                        (prefix + "." if prefix else "") + "metadata.name",
                         f"duplicate {kind} {shown(key[1].lstrip('/'))} (first in {first[0]} document {first[1]})",
                     )
                 self.seen[key] = (source, number)
@@ -354,7 +387,10 @@ def _check_bound_pods(objs: ClusterObjects) -> None:
             totals[key] = total
             if total > MAX_INT64:
                 raise LoadError(
-                    "cluster", None, "", f"Pod {pod.key}: spec.containers[*].resources.requests.{resource}",
+                    "cluster",
+                    None,
+                    "",
+                    f"Pod {pod.key}: spec.containers[*].resources.requests.{resource}",
                     f"the pods bound to node {shown(pod.node_name)} request more {resource} in total than int64 holds ({MAX_INT64})",
                 )
     if orphans:
@@ -423,14 +459,15 @@ def load_cluster_text(data: str | bytes, source: str = "<upload>") -> ClusterObj
         return reader.finish([source])
 
 
-def objects_from_documents(documents: Iterable[tuple[str, int, Any]]) -> ClusterObjects:
+def objects_from_documents(documents: Iterable[tuple[str, int, Any]], strict: bool = False) -> ClusterObjects:
     """Objects from parsed documents given as (source, document number, document).
 
     `source` stands where a file name would in messages. No documents at all is not an error
     here (a host restoring an empty cluster); text from users goes to `load_cluster_text`,
-    which also bounds the parsing.
+    which also bounds the parsing. With `strict`, new objects are checked as kube-apiserver checks
+    them (names, labels, unknown fields, int32 fields; `scheduler.api.validation`).
     """
-    reader = _Reader()
+    reader = _Reader(strict)
     sources: list[str] = []
     for source, number, doc in documents:
         if source not in sources:

@@ -15,10 +15,18 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from scheduler.api.affinity import (
+    Affinity,
+    PodAffinityTerm,
+    PreferredSchedulingTerm,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+    parse_affinity,
+    parse_spread_constraints,
+)
 from scheduler.api.fields import (
     boolean,
     fail,
-    field_bool,
     field_int,
     field_list,
     field_map,
@@ -32,6 +40,7 @@ from scheduler.api.fields import (
     shown,
     string,
 )
+from scheduler.api.meta import ObjectMeta, parse_meta
 from scheduler.api.quantity import MAX_INT64, QuantityError, parse_quantity
 from scheduler.api.selectors import (
     EVERYTHING,
@@ -42,11 +51,10 @@ from scheduler.api.selectors import (
     Taint,
     Toleration,
     parse_label_selector,
-    parse_node_selector,
-    parse_node_selector_term,
     parse_taints,
     parse_tolerations,
 )
+from scheduler.api.volumes import Volume, parse_volumes
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -79,7 +87,8 @@ def unpack(packed: bytes) -> dict[str, Any]:
     return doc
 
 
-def _resource_amounts(raw: Any, path: str) -> dict[str, Fraction]:
+def resource_amounts(raw: Any, path: str) -> dict[str, Fraction]:
+    """A resource list (`requests`, `limits`, `allocatable`) as exact amounts by resource name."""
     out: dict[str, Fraction] = {}
     for name, qty in mapping(raw, path).items():
         try:
@@ -91,12 +100,12 @@ def _resource_amounts(raw: Any, path: str) -> dict[str, Fraction]:
 
 
 def _field_amounts(data: dict[str, Any], key: str, path: str) -> dict[str, Fraction]:
-    """`_resource_amounts(data.get(key), join(path, key))`, joining the path only on an error."""
+    """`resource_amounts(data.get(key), join(path, key))`, joining the path only on an error."""
     raw = data.get(key)
     if raw is None:
         return {}
     if type(raw) is not dict:
-        return _resource_amounts(raw, join(path, key))
+        return resource_amounts(raw, join(path, key))
     out: dict[str, Fraction] = {}
     for name, qty in raw.items():
         if type(qty) is str and type(name) is str:
@@ -105,7 +114,7 @@ def _field_amounts(data: dict[str, Any], key: str, path: str) -> dict[str, Fract
                 continue
             except QuantityError:
                 pass
-        return _resource_amounts(raw, join(path, key))
+        return resource_amounts(raw, join(path, key))
     return out
 
 
@@ -134,74 +143,6 @@ def to_resource_list(amounts: dict[str, Fraction]) -> ResourceList:
         numerator = amount.numerator * 1000 if name == CPU else amount.numerator
         out[name] = -(-numerator // amount.denominator)
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerReference:
-    """One `metadata.ownerReferences` entry (`metav1.OwnerReference`)."""
-
-    api_version: str
-    kind: str
-    name: str
-    controller: bool
-    uid: str = ""
-    controller_written: bool | None = None
-    """`controller` as written, None when absent (Koordinator's owner matching tells them apart)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectMeta:
-    """The metadata fields the scheduler reads."""
-
-    name: str
-    namespace: str
-    uid: str
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    owner_kinds: tuple[tuple[str, str], ...]
-    creation_timestamp: float | None
-    deletion_timestamp: float | None
-    owner_references: tuple[OwnerReference, ...] = ()
-
-    def controller_ref(self) -> OwnerReference | None:
-        """The owner reference marked `controller: true` (`metav1.GetControllerOf`)."""
-        return next((ref for ref in self.owner_references if ref.controller), None)
-
-
-def parse_meta(raw: Any, path: str, namespaced: bool) -> ObjectMeta:
-    """Parse metadata; a namespaced object without a namespace lives in `default`."""
-    data = mapping(raw, path)
-    name = field_str(data, "name", path)
-    if not name:
-        fail(join(path, "name"), "is required")
-    namespace = field_str(data, "namespace", path, "default") or "default"
-    owners = []
-    references = []
-    for i, ref in enumerate(field_list(data, "ownerReferences", path)):
-        where = join(join(path, "ownerReferences"), i)
-        ref_map = mapping(ref, where)
-        owners.append((str(ref_map.get("kind", "")), str(ref_map.get("name", ""))))
-        references.append(
-            OwnerReference(
-                api_version=field_str(ref_map, "apiVersion", where),
-                kind=field_str(ref_map, "kind", where),
-                name=field_str(ref_map, "name", where),
-                controller=field_bool(ref_map, "controller", where),
-                uid=field_str(ref_map, "uid", where),
-                controller_written=ref_map.get("controller"),
-            )
-        )
-    return ObjectMeta(
-        name=name,
-        namespace=namespace if namespaced else "",
-        uid=field_str(data, "uid", path) or (f"uid-{namespace}-{name}" if namespaced else f"uid-{name}"),
-        labels=field_string_map(data, "labels", path),
-        annotations=field_string_map(data, "annotations", path),
-        owner_kinds=tuple(owners),
-        creation_timestamp=field_time(data, "creationTimestamp", path),
-        deletion_timestamp=field_time(data, "deletionTimestamp", path),
-        owner_references=tuple(references),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,255 +207,27 @@ def parse_container(raw: Any, path: str, init: bool) -> Container:
 
 
 @dataclass(frozen=True, slots=True)
-class PodAffinityTerm:
-    """A pod (anti-)affinity term with its namespaces resolved later against Namespace labels."""
+class WorkloadRef:
+    """A pod's `spec.workloadRef` (scheduling.k8s.io/v1alpha1 Workload, gate GenericWorkload): its
+    Workload, pod group and replica key; immutable on the pod."""
 
-    selector: LabelSelector
-    namespaces: frozenset[str]
-    namespace_selector: LabelSelector | None
-    topology_key: str
-
-
-@dataclass(frozen=True, slots=True)
-class WeightedPodAffinityTerm:
-    """A preferred pod (anti-)affinity term and its weight (1..100)."""
-
-    weight: int
-    term: PodAffinityTerm
+    name: str
+    pod_group: str
+    replica_key: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class PreferredSchedulingTerm:
-    """A preferred node affinity term and its weight."""
-
-    weight: int
-    term: NodeSelectorTerm
-
-
-@dataclass(frozen=True, slots=True)
-class Affinity:
-    """Node affinity, pod affinity and pod anti-affinity."""
-
-    node_required: NodeSelector | None = None
-    node_preferred: tuple[PreferredSchedulingTerm, ...] = ()
-    pod_required: tuple[PodAffinityTerm, ...] = ()
-    pod_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
-    anti_required: tuple[PodAffinityTerm, ...] = ()
-    anti_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
-
-
-def _pod_affinity_term(raw: Any, path: str, meta: ObjectMeta) -> PodAffinityTerm:
-    data = mapping(raw, path)
-    selector = (
-        parse_label_selector(data["labelSelector"], join(path, "labelSelector"))
-        if data.get("labelSelector") is not None
-        else None
-    )
-    # The API server merges matchLabelKeys / mismatchLabelKeys into the selector at creation.
-    extra: list[Requirement] = []
-    for key in sequence(data.get("matchLabelKeys"), join(path, "matchLabelKeys")):
-        if isinstance(key, str) and key in meta.labels:
-            extra.append(Requirement(key, "In", (meta.labels[key],)))
-    for key in sequence(data.get("mismatchLabelKeys"), join(path, "mismatchLabelKeys")):
-        if isinstance(key, str) and key in meta.labels:
-            extra.append(Requirement(key, "NotIn", (meta.labels[key],)))
-    if selector is None and extra:
-        selector = LabelSelector(())
-    if selector is not None and extra:
-        selector = LabelSelector(selector.requirements + tuple(extra))
-    ns_list = [
-        string(n, join(join(path, "namespaces"), i))
-        for i, n in enumerate(sequence(data.get("namespaces"), join(path, "namespaces")))
-    ]
-    ns_selector = (
-        parse_label_selector(data["namespaceSelector"], join(path, "namespaceSelector"))
-        if data.get("namespaceSelector") is not None
-        else None
-    )
-    topology_key = string(data.get("topologyKey"), join(path, "topologyKey"))
-    if not topology_key:
-        fail(join(path, "topologyKey"), "can not be empty")
-    # A nil selector matches nothing; we model it as a selector no labels satisfy.
-    final = selector if selector is not None else LabelSelector((Requirement("", "In", ()),))
-    # Empty namespaces and a nil namespaceSelector mean the pod's own namespace.
-    namespaces = frozenset(ns_list) if ns_list or ns_selector is not None else frozenset([meta.namespace])
-    return PodAffinityTerm(final, namespaces, ns_selector, topology_key)
-
-
-def _weighted_terms(raw: Any, path: str, meta: ObjectMeta) -> tuple[WeightedPodAffinityTerm, ...]:
-    out = []
-    for i, item in enumerate(sequence(raw, path)):
-        where = join(path, i)
-        entry = mapping(item, where)
-        weight = integer(entry.get("weight"), join(where, "weight"), 0) or 0
-        if not 1 <= weight <= 100:
-            fail(join(where, "weight"), f"must be in the range 1-100, got {weight}")
-        out.append(
-            WeightedPodAffinityTerm(weight, _pod_affinity_term(entry.get("podAffinityTerm"), join(where, "podAffinityTerm"), meta))
-        )
-    return tuple(out)
-
-
-def parse_affinity(raw: Any, path: str, meta: ObjectMeta) -> Affinity | None:
-    """Parse spec.affinity."""
+def parse_workload_ref(raw: Any, path: str) -> WorkloadRef | None:
+    """spec.workloadRef, None when absent."""
     if raw is None:
         return None
     data = mapping(raw, path)
-    node = mapping(data.get("nodeAffinity"), join(path, "nodeAffinity"))
-    npath = join(path, "nodeAffinity")
-    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
-    preferred = []
-    ppath = join(npath, "preferredDuringSchedulingIgnoredDuringExecution")
-    for i, item in enumerate(sequence(node.get("preferredDuringSchedulingIgnoredDuringExecution"), ppath)):
-        where = join(ppath, i)
-        entry = mapping(item, where)
-        weight = integer(entry.get("weight"), join(where, "weight"), 0) or 0
-        if not 1 <= weight <= 100:
-            fail(join(where, "weight"), f"must be in the range 1-100, got {weight}")
-        preferred.append(PreferredSchedulingTerm(weight, parse_node_selector_term(entry.get("preference"), join(where, "preference"))))
-    pod = mapping(data.get("podAffinity"), join(path, "podAffinity"))
-    anti = mapping(data.get("podAntiAffinity"), join(path, "podAntiAffinity"))
-    apath, xpath = join(path, "podAffinity"), join(path, "podAntiAffinity")
-    req_key, pref_key = "requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"
-    return Affinity(
-        node_required=parse_node_selector(required, join(npath, req_key)) if required is not None else None,
-        node_preferred=tuple(preferred),
-        pod_required=tuple(
-            _pod_affinity_term(t, join(join(apath, req_key), i), meta)
-            for i, t in enumerate(sequence(pod.get(req_key), join(apath, req_key)))
-        ),
-        pod_preferred=_weighted_terms(pod.get(pref_key), join(apath, pref_key), meta),
-        anti_required=tuple(
-            _pod_affinity_term(t, join(join(xpath, req_key), i), meta)
-            for i, t in enumerate(sequence(anti.get(req_key), join(xpath, req_key)))
-        ),
-        anti_preferred=_weighted_terms(anti.get(pref_key), join(xpath, pref_key), meta),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class TopologySpreadConstraint:
-    """A pod topology spread constraint."""
-
-    max_skew: int
-    topology_key: str
-    when_unsatisfiable: str
-    selector: LabelSelector | None
-    min_domains: int | None
-    node_affinity_policy: str
-    node_taints_policy: str
-    match_label_keys: tuple[str, ...]
-
-
-def parse_spread_constraints(raw: Any, path: str) -> tuple[TopologySpreadConstraint, ...]:
-    """Parse spec.topologySpreadConstraints."""
-    out = []
-    for i, item in enumerate(sequence(raw, path)):
-        where = join(path, i)
-        data = mapping(item, where)
-        max_skew = integer(data.get("maxSkew"), join(where, "maxSkew"), 0) or 0
-        if max_skew <= 0:
-            fail(join(where, "maxSkew"), f"must be greater than zero, got {max_skew}")
-        key = string(data.get("topologyKey"), join(where, "topologyKey"))
-        if not key:
-            fail(join(where, "topologyKey"), "can not be empty")
-        when = string(data.get("whenUnsatisfiable"), join(where, "whenUnsatisfiable"))
-        if when not in ("DoNotSchedule", "ScheduleAnyway"):
-            fail(join(where, "whenUnsatisfiable"), f"unsupported value {shown(when)}; valid: DoNotSchedule, ScheduleAnyway")
-        min_domains = integer(data.get("minDomains"), join(where, "minDomains"))
-        if min_domains is not None and min_domains <= 0:
-            fail(join(where, "minDomains"), f"must be greater than zero, got {min_domains}")
-        if min_domains is not None and when != "DoNotSchedule":
-            fail(join(where, "minDomains"), "can only be set when whenUnsatisfiable is DoNotSchedule")
-        policies = {}
-        for name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
-            value = string(data.get(name), join(where, name))
-            if value and value not in ("Honor", "Ignore"):
-                fail(join(where, name), f"unsupported value {shown(value)}; valid: Honor, Ignore")
-            policies[name] = value
-        selector = (
-            parse_label_selector(data["labelSelector"], join(where, "labelSelector"))
-            if data.get("labelSelector") is not None
-            else None
-        )
-        out.append(
-            TopologySpreadConstraint(
-                max_skew=max_skew,
-                topology_key=key,
-                when_unsatisfiable=when,
-                selector=selector,
-                min_domains=min_domains,
-                node_affinity_policy=policies["nodeAffinityPolicy"] or "Honor",
-                node_taints_policy=policies["nodeTaintsPolicy"] or "Ignore",
-                match_label_keys=tuple(
-                    string(k, join(join(where, "matchLabelKeys"), j))
-                    for j, k in enumerate(sequence(data.get("matchLabelKeys"), join(where, "matchLabelKeys")))
-                ),
-            )
-        )
-    return tuple(out)
-
-
-@dataclass(frozen=True, slots=True)
-class Volume:
-    """A pod volume as the volume plugins read it: its claim, or the in-tree disk it names.
-
-    `source` is the volume's type (`persistentVolumeClaim`, `ephemeral`, `csi`,
-    `gcePersistentDisk`, `awsElasticBlockStore`, `iscsi`, `rbd`, or another key as written);
-    `disk` identifies the in-tree disk VolumeRestrictions compares (PD name, EBS volume id, IQN,
-    or RBD pool/image), with `monitors` for RBD.
-    """
-
-    name: str
-    source: str
-    claim_name: str = ""
-    read_only: bool = False
-    disk: str = ""
-    monitors: tuple[str, ...] = ()
-    driver: str = ""
-
-
-_IN_TREE_DISKS = {
-    "gcePersistentDisk": "pdName",
-    "awsElasticBlockStore": "volumeID",
-    "iscsi": "iqn",
-}
-
-
-def parse_volumes(raw: Any, path: str) -> tuple[Volume, ...]:
-    """Parse spec.volumes, keeping what the volume plugins read."""
-    out = []
-    for i, item in enumerate(sequence(raw, path)):
-        where = join(path, i)
-        data = mapping(item, where)
-        name = field_str(data, "name", where)
-        source = "emptyDir"
-        for key in data:
-            if key != "name":
-                source = key
-                break
-        body = data.get(source)
-        if type(body) is not dict:
-            body = {}
-        sp = join(where, source)
-        read_only = field_bool(body, "readOnly", sp)
-        if source == "persistentVolumeClaim":
-            out.append(Volume(name, source, claim_name=string(body.get("claimName"), join(sp, "claimName")), read_only=read_only))
-        elif source == "ephemeral":
-            out.append(Volume(name, source))
-        elif source in _IN_TREE_DISKS:
-            key = _IN_TREE_DISKS[source]
-            out.append(Volume(name, source, read_only=read_only, disk=string(body.get(key), join(sp, key))))
-        elif source == "rbd":
-            monitors = tuple(string(m, join(join(sp, "monitors"), j)) for j, m in enumerate(sequence(body.get("monitors"), join(sp, "monitors"))))
-            pool = string(body.get("pool"), join(sp, "pool"), "rbd") or "rbd"
-            image = string(body.get("image"), join(sp, "image"))
-            out.append(Volume(name, source, read_only=read_only, disk=f"{pool}/{image}", monitors=monitors))
-        elif source == "csi":
-            out.append(Volume(name, source, read_only=read_only, driver=string(body.get("driver"), join(sp, "driver"))))
-        else:
-            out.append(Volume(name, source))
-    return tuple(out)
+    name = string(data.get("name"), join(path, "name"))
+    pod_group = string(data.get("podGroup"), join(path, "podGroup"))
+    if not name:
+        fail(join(path, "name"), "Required value")
+    if not pod_group:
+        fail(join(path, "podGroup"), "Required value")
+    return WorkloadRef(name, pod_group, string(data.get("podGroupReplicaKey"), join(path, "podGroupReplicaKey")))
 
 
 @dataclass(slots=True, eq=False)
@@ -546,6 +259,7 @@ class Pod:
     nonzero_cpu: int = 0
     nonzero_memory: int = 0
     volumes: tuple[Volume, ...] = ()
+    workload_ref: WorkloadRef | None = None
 
     @property
     def name(self) -> str:
@@ -693,8 +407,7 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
     sp = join(path, "spec")
     st = join(path, "status")
     containers = tuple(
-        parse_container(c, join(join(sp, "containers"), i), init=False)
-        for i, c in enumerate(field_list(spec, "containers", sp))
+        parse_container(c, join(join(sp, "containers"), i), init=False) for i, c in enumerate(field_list(spec, "containers", sp))
     )
     init_containers = tuple(
         parse_container(c, join(join(sp, "initContainers"), i), init=True)
@@ -702,7 +415,12 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
     )
     gates = []
     for i, gate in enumerate(field_list(spec, "schedulingGates", sp)):
-        gates.append(string(mapping(gate, join(join(sp, "schedulingGates"), i)).get("name"), join(join(join(sp, "schedulingGates"), i), "name")))
+        gates.append(
+            string(
+                mapping(gate, join(join(sp, "schedulingGates"), i)).get("name"),
+                join(join(join(sp, "schedulingGates"), i), "name"),
+            )
+        )
     policy = field_str(spec, "preemptionPolicy", sp)
     if policy and policy not in ("PreemptLowerPriority", "Never"):
         fail(join(sp, "preemptionPolicy"), f"unsupported value {shown(policy)}; valid: PreemptLowerPriority, Never")
@@ -738,6 +456,7 @@ def parse_pod(raw: Any, path: str = "") -> Pod:
         conditions=conditions,
         packed=pack(doc),
         volumes=parse_volumes(spec.get("volumes"), join(sp, "volumes")),
+        workload_ref=parse_workload_ref(spec.get("workloadRef"), join(sp, "workloadRef")),
     )
     refresh_requests(pod)
     return pod

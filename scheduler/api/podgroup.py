@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.api.fields import fail, integer, join, mapping, string
-from scheduler.api.objects import ObjectMeta, Pod, parse_meta
+from scheduler.api.meta import ObjectMeta, parse_meta
+from scheduler.api.objects import Pod
 
 GANG_PREFIX = "gang.scheduling.koordinator.sh"
 ANNOTATION_GANG_NAME = GANG_PREFIX + "/name"

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.api.duration import parse_duration
 from scheduler.api.fields import boolean, fail, join, mapping, sequence, string, string_map, timestamp
-from scheduler.api.objects import ObjectMeta, Pod, ResourceList, _resource_amounts, parse_meta, parse_pod, to_resource_list
+from scheduler.api.meta import ObjectMeta, parse_meta
+from scheduler.api.objects import Pod, ResourceList, parse_pod, resource_amounts, to_resource_list
 from scheduler.api.selectors import LabelSelector, parse_label_selector, selector_from_map
-from scheduler.config.decode import parse_duration
 
 DOMAIN = "scheduling.koordinator.sh"
 ANNOTATION_RESERVE_POD = DOMAIN + "/reserve-pod"
@@ -26,6 +28,7 @@ ANNOTATION_RESERVATION_NAME = DOMAIN + "/reservation-name"
 ANNOTATION_RESERVATION_ALLOCATED = DOMAIN + "/reservation-allocated"
 ANNOTATION_RESERVATION_AFFINITY = DOMAIN + "/reservation-affinity"
 LABEL_RESERVATION_IGNORED = DOMAIN + "/reservation-ignored"
+LABEL_RESERVATION_ORDER = DOMAIN + "/reservation-order"
 
 PHASE_PENDING = "Pending"
 PHASE_AVAILABLE = "Available"
@@ -36,6 +39,7 @@ PHASES = (PHASE_PENDING, PHASE_AVAILABLE, PHASE_SUCCEEDED, PHASE_WAITING, PHASE_
 ALLOCATE_POLICIES = ("", "Aligned", "Restricted")
 DEFAULT_TTL_SECONDS = 24 * 3600.0
 MAX_INT32 = 2**31 - 1
+_GO_INT = re.compile(r"[+-]?[0-9]+")  # what strconv.ParseInt(s, 10, 64) reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +49,16 @@ class ObjectRef:
     namespace: str = ""
     name: str = ""
     uid: str = ""
+    api_version: str = ""
 
     def matches(self, pod: Pod) -> bool:
-        """`MatchObjectRef`."""
+        """`MatchObjectRef` (pkg/util/reservation/reservation.go): uid, name, namespace and
+        apiVersion, each only when set; kind, resourceVersion and fieldPath are ignored."""
         return (
             (not self.uid or self.uid == pod.uid)
             and (not self.name or self.name == pod.name)
             and (not self.namespace or self.namespace == pod.namespace)
+            and (not self.api_version or self.api_version == pod.raw.get("apiVersion", ""))
         )
 
 
@@ -143,6 +150,16 @@ class Reservation:
         created = self.meta.creation_timestamp
         return None if created is None else created + self.ttl_seconds
 
+    @property
+    def order(self) -> int:
+        """The `reservation-order` label as an integer; 0 when absent or not a number
+        (`findMostPreferredReservationByOrder` passes over those)."""
+        text = self.meta.labels.get(LABEL_RESERVATION_ORDER, "")
+        if not _GO_INT.fullmatch(text):
+            return 0
+        value = int(text)
+        return value if -(2**63) <= value < 2**63 else 0
+
     def matches_owner(self, pod: Pod) -> bool:
         """Whether any owner entry matches the pod (owners are OR-ed)."""
         return any(owner.matches(pod) for owner in self.owners)
@@ -159,6 +176,7 @@ def _owner(raw: Any, path: str) -> ReservationOwner:
             string(o.get("namespace"), join(p, "namespace")),
             string(o.get("name"), join(p, "name")),
             string(o.get("uid"), join(p, "uid")),
+            string(o.get("apiVersion"), join(p, "apiVersion")),
         )
     if data.get("controller") is not None:
         c = mapping(data["controller"], join(path, "controller"))
@@ -270,7 +288,7 @@ def parse_reservation(raw: Any, path: str = "") -> Reservation:
 def status_allocated(raw: dict[str, Any]) -> ResourceList:
     """status.allocated of a Reservation document as integers (0 when absent)."""
     status = raw.get("status") or {}
-    return to_resource_list(_resource_amounts(status.get("allocated"), "status.allocated"))
+    return to_resource_list(resource_amounts(status.get("allocated"), "status.allocated"))
 
 
 def is_reserve_pod(pod: Pod) -> bool:
@@ -330,6 +348,7 @@ __all__ = [
     "ANNOTATION_RESERVATION_AFFINITY",
     "ANNOTATION_RESERVATION_ALLOCATED",
     "LABEL_RESERVATION_IGNORED",
+    "LABEL_RESERVATION_ORDER",
     "PHASE_AVAILABLE",
     "PHASE_FAILED",
     "PHASE_PENDING",

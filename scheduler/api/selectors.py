@@ -62,8 +62,7 @@ def _requirements(raw: Any, path: str, operators: tuple[str, ...]) -> tuple[Requ
         if op not in operators:
             fail(join(where, "operator"), f"unsupported operator {shown(op)}; valid: {', '.join(operators)}")
         values = tuple(
-            string(v, join(join(where, "values"), j))
-            for j, v in enumerate(sequence(entry.get("values"), join(where, "values")))
+            string(v, join(join(where, "values"), j)) for j, v in enumerate(sequence(entry.get("values"), join(where, "values")))
         )
         if op in ("In", "NotIn") and not values:
             fail(join(where, "values"), f"must be non-empty for operator {op}")
@@ -100,10 +99,7 @@ EVERYTHING = LabelSelector(())
 def parse_label_selector(raw: Any, path: str) -> LabelSelector:
     """Parse a metav1.LabelSelector."""
     data = mapping(raw, path)
-    reqs = [
-        Requirement(k, "In", (v,))
-        for k, v in sorted(string_map(data.get("matchLabels"), join(path, "matchLabels")).items())
-    ]
+    reqs = [Requirement(k, "In", (v,)) for k, v in sorted(string_map(data.get("matchLabels"), join(path, "matchLabels")).items())]
     reqs += _requirements(data.get("matchExpressions"), join(path, "matchExpressions"), LABEL_OPERATORS)
     return LabelSelector(tuple(reqs))
 
@@ -142,9 +138,7 @@ def parse_node_selector_term(raw: Any, path: str) -> NodeSelectorTerm:
             fail(join(join(path, "matchFields"), i), f"field {shown(req.key)} is not supported; valid: metadata.name")
         if req.operator not in ("In", "NotIn"):
             fail(join(join(path, "matchFields"), i), f"operator {shown(req.operator)} is not supported for metadata.name")
-    return NodeSelectorTerm(
-        _requirements(data.get("matchExpressions"), join(path, "matchExpressions"), NODE_OPERATORS), fields
-    )
+    return NodeSelectorTerm(_requirements(data.get("matchExpressions"), join(path, "matchExpressions"), NODE_OPERATORS), fields)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from scheduler.api.fields import boolean, fail, integer, join, mapping, sequence, string
-from scheduler.api.objects import ObjectMeta, parse_meta
+from scheduler.api.meta import ObjectMeta, parse_meta
 from scheduler.api.quantity import QuantityError, ceil_fraction, parse_quantity
 from scheduler.api.selectors import LabelSelector, NodeSelector, parse_label_selector, parse_node_selector
 
@@ -129,10 +129,14 @@ def parse_persistent_volume(raw: Any, path: str = "") -> PersistentVolume:
     if csi_raw is not None:
         cp = join(sp, "csi")
         data = mapping(csi_raw, cp)
-        csi = CSISource(string(data.get("driver"), join(cp, "driver")), string(data.get("volumeHandle"), join(cp, "volumeHandle")))
+        csi = CSISource(
+            string(data.get("driver"), join(cp, "driver")), string(data.get("volumeHandle"), join(cp, "volumeHandle"))
+        )
     status = mapping(doc.get("status"), join(path, "status"))
     phase = string(status.get("phase"), join(join(path, "status"), "phase")) or ("Bound" if claim_ref else "Available")
-    storage_class = meta.annotations.get(BETA_STORAGE_CLASS_ANNOTATION, string(spec.get("storageClassName"), join(sp, "storageClassName")))
+    storage_class = meta.annotations.get(
+        BETA_STORAGE_CLASS_ANNOTATION, string(spec.get("storageClassName"), join(sp, "storageClassName"))
+    )
     return PersistentVolume(
         meta=meta,
         capacity=_storage(capacity.get("storage"), join(join(sp, "capacity"), "storage")),
@@ -277,7 +281,9 @@ def parse_storage_class(raw: Any, path: str = "") -> StorageClass:
             ew = join(ep, j)
             data = mapping(expr, ew)
             key = string(data.get("key"), join(ew, "key"))
-            values = frozenset(string(v, join(join(ew, "values"), k)) for k, v in enumerate(sequence(data.get("values"), join(ew, "values"))))
+            values = frozenset(
+                string(v, join(join(ew, "values"), k)) for k, v in enumerate(sequence(data.get("values"), join(ew, "values")))
+            )
             exprs.append((key, values))
         terms.append(TopologySelectorTerm(tuple(exprs)))
     return StorageClass(
@@ -402,7 +408,11 @@ def bind_volume_to_claim(pv: PersistentVolume, claim: PersistentVolumeClaim) -> 
     ref = ClaimRef(claim.namespace, claim.name, claim.meta.uid)
     raw = copy.deepcopy(pv.raw)
     raw.setdefault("spec", {})["claimRef"] = {
-        "kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": ref.namespace, "name": ref.name, "uid": ref.uid,
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": ref.namespace,
+        "name": ref.name,
+        "uid": ref.uid,
     }
     raw.setdefault("metadata", {})["annotations"] = annotations
     return replace(pv, meta=with_meta(pv.meta, annotations=annotations), claim_ref=ref, raw=raw)
@@ -465,6 +475,8 @@ def parse_csi_storage_capacity(raw: Any, path: str = "") -> CSIStorageCapacity:
         node_topology=parse_label_selector(topology, join(path, "nodeTopology")) if topology is not None else None,
         capacity=_storage(doc["capacity"], join(path, "capacity")) if doc.get("capacity") is not None else None,
         maximum_volume_size=(
-            _storage(doc["maximumVolumeSize"], join(path, "maximumVolumeSize")) if doc.get("maximumVolumeSize") is not None else None
+            _storage(doc["maximumVolumeSize"], join(path, "maximumVolumeSize"))
+            if doc.get("maximumVolumeSize") is not None
+            else None
         ),
     )

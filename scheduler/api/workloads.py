@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.api.fields import join, mapping, string_map
-from scheduler.api.objects import ObjectMeta, parse_meta
+from scheduler.api.meta import ObjectMeta, parse_meta
 from scheduler.api.selectors import LabelSelector, parse_label_selector, selector_from_map
 
 SERVICE = "Service"

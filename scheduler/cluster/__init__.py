@@ -1,1 +1,2 @@
-"""Cluster backends: the in-memory simulated cluster and (later) a real one through `kubernetes`."""
+"""The cluster backend contract (errors, watch events, what the scheduler's informers see) and the
+in-memory simulated cluster with its fault injection, koordlet and PV controller."""

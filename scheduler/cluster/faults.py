@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scheduler.api.documents import DocumentError, load_one
 from scheduler.api.fields import shown
+from scheduler.io.documents import DocumentError, load_one
 
 VERBS = ("create", "bind", "patch", "delete", "*")
 REASONS = ("InternalError", "NotFound", "Conflict", "Timeout", "TooManyRequests")

@@ -12,7 +12,7 @@ backend's pod events go through `pod_informer_view` before the cache and queue s
 from __future__ import annotations
 
 from scheduler.api.objects import Pod
-from scheduler.cluster.simulated import WatchEvent
+from scheduler.cluster.events import WatchEvent
 
 
 def visible(pod: Pod | None) -> bool:

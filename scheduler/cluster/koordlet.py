@@ -7,6 +7,10 @@ default). Here, a NodeMetric written without a `status` (as Koordinator's
 a fraction of its requests (`simulation.schedconsole.io/usage-ratio` on the pod, else on the
 NodeMetric, else DEFAULT_USAGE_RATIO), the node's usage is their sum, and the report is renewed
 whenever the clock passes the report interval. NodeMetrics given with a status are left alone.
+
+A virtual clock calls `sync` whenever it moves; on the wall clock (the console) the host calls the
+cluster's `tick` between the turns of its loop, so reports are renewed every interval and never
+age past `nodeMetricExpirationSeconds` while the console runs.
 """
 
 from __future__ import annotations
@@ -99,9 +103,15 @@ class SimulatedKoordlet:
 
     def sync(self, now: float) -> None:
         """Report every owned NodeMetric whose interval has passed (all of them the first time)."""
+        if self.next_report and len(self.next_report) == len(self.owned) and now < min(self.next_report.values()):
+            return  # nothing due: the host calls this between every turn of its loop
         for name in sorted(self.owned):
             if now >= self.next_report.get(name, now):
                 self.report(name, now)
+
+    def next_due(self) -> float | None:
+        """When the next report is due, if any NodeMetric is reported here."""
+        return min(self.next_report.values()) if self.next_report else None
 
 
 __all__ = ["DEFAULT_USAGE_RATIO", "USAGE_RATIO_ANNOTATION", "SimulatedKoordlet"]

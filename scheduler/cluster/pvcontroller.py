@@ -65,7 +65,13 @@ def provisioned_volume(cluster: Any, pvc: PersistentVolumeClaim, node_name: str)
         "storageClassName": sc.name,
         "persistentVolumeReclaimPolicy": "Delete",
         "csi": {"driver": sc.provisioner, "volumeHandle": f"pvc-{pvc.meta.uid}"},
-        "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": pvc.namespace, "name": pvc.name, "uid": pvc.meta.uid},
+        "claimRef": {
+            "kind": "PersistentVolumeClaim",
+            "apiVersion": "v1",
+            "namespace": pvc.namespace,
+            "name": pvc.name,
+            "uid": pvc.meta.uid,
+        },
     }
     if expressions:
         spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": expressions}]}}
@@ -90,7 +96,9 @@ def complete_binding(cluster: Any, pvc: PersistentVolumeClaim) -> None:
             (
                 v
                 for v in cluster.list_persistent_volumes()
-                if v.claim_ref is not None and v.claim_ref.namespace == pvc.namespace and v.claim_ref.name == pvc.name
+                if v.claim_ref is not None
+                and v.claim_ref.namespace == pvc.namespace
+                and v.claim_ref.name == pvc.name
                 and (not v.claim_ref.uid or v.claim_ref.uid == pvc.meta.uid)
             ),
             None,

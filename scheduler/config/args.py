@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, Self, TypeVar
 
+from scheduler.api.affinity import PreferredSchedulingTerm, TopologySpreadConstraint
+from scheduler.api.fielderrors import FieldIssue, duplicate, forbidden, invalid, not_supported, required
 from scheduler.api.fields import FieldError, join
-from scheduler.api.objects import PreferredSchedulingTerm, TopologySpreadConstraint
+from scheduler.api.names import is_qualified_name, is_valid_label_value, validate_label_name
 from scheduler.api.selectors import (
     EVERYTHING,
     NodeSelector,
@@ -23,22 +25,8 @@ from scheduler.api.selectors import (
     parse_label_selector,
 )
 from scheduler.config.decode import ObjectReader
-from scheduler.config.errors import (
-    ArgsDecodeError,
-    DecodeLog,
-    FieldIssue,
-    duplicate,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
+from scheduler.config.errors import ArgsDecodeError, DecodeLog
 from scheduler.config.koordargs import LoadAwareSchedulingArgs, NodeNUMAResourceArgs
-from scheduler.config.names import (
-    is_qualified_name,
-    is_valid_label_value,
-    validate_label_name,
-)
 
 T = TypeVar("T")
 
@@ -522,7 +510,11 @@ class VolumeBindingArgs:
         issues = []
         if self.bind_timeout_seconds < 0:
             issues.append(
-                invalid(join(path, "bindTimeoutSeconds"), self.bind_timeout_seconds, "invalid BindTimeoutSeconds, should not be a negative value")
+                invalid(
+                    join(path, "bindTimeoutSeconds"),
+                    self.bind_timeout_seconds,
+                    "invalid BindTimeoutSeconds, should not be a negative value",
+                )
             )
         if self.shape is not None:
             issues += validate_function_shape(self.shape, join(path, "shape"))
@@ -566,13 +558,25 @@ class CoschedulingArgs:
         """Koordinator's ValidateCoschedulingArgs, plus the values this engine supports."""
         issues = []
         if self.default_timeout_seconds < 0:
-            issues.append(invalid(join(path, "defaultTimeout"), self.default_timeout_seconds, "coeSchedulingArgs DefaultTimeoutSeconds invalid"))
+            issues.append(
+                invalid(
+                    join(path, "defaultTimeout"), self.default_timeout_seconds, "coeSchedulingArgs DefaultTimeoutSeconds invalid"
+                )
+            )
         if self.controller_workers < 1:
-            issues.append(invalid(join(path, "controllerWorkers"), self.controller_workers, "coeSchedulingArgs ControllerWorkers invalid"))
+            issues.append(
+                invalid(join(path, "controllerWorkers"), self.controller_workers, "coeSchedulingArgs ControllerWorkers invalid")
+            )
         if self.default_match_policy not in GANG_MATCH_POLICIES:
             issues.append(not_supported(join(path, "defaultMatchPolicy"), self.default_match_policy, GANG_MATCH_POLICIES))
         if self.aware_network_topology:
-            issues.append(invalid(join(path, "awareNetworkTopology"), True, "network-topology-aware gang scheduling is not supported by schedconsole"))
+            issues.append(
+                invalid(
+                    join(path, "awareNetworkTopology"),
+                    True,
+                    "network-topology-aware gang scheduling is not supported by schedconsole",
+                )
+            )
         return issues
 
 
@@ -622,9 +626,17 @@ class ReservationArgs:
         """Koordinator's ValidateReservationArgs (field names and wording as upstream)."""
         issues = []
         if not 0 <= self.min_candidate_nodes_percentage <= 100:
-            issues.append(invalid(join(path, "MinCandidateNodesPercentage"), self.min_candidate_nodes_percentage, "must be in the range [0, 100]"))
+            issues.append(
+                invalid(
+                    join(path, "MinCandidateNodesPercentage"),
+                    self.min_candidate_nodes_percentage,
+                    "must be in the range [0, 100]",
+                )
+            )
         if self.min_candidate_nodes_absolute < 0:
-            issues.append(invalid(join(path, "MinCandidateNodesAbsolute"), self.min_candidate_nodes_absolute, "must be non-negative"))
+            issues.append(
+                invalid(join(path, "MinCandidateNodesAbsolute"), self.min_candidate_nodes_absolute, "must be non-negative")
+            )
         if self.gc_duration_seconds < 0:
             issues.append(invalid(join(path, "GcDuration"), self.gc_duration_seconds, "must be non-negative"))
         if self.gc_interval_seconds < 0:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler.api.duration import format_duration
+from scheduler.api.fielderrors import FieldIssue, Stringer, invalid, required
 from scheduler.api.fields import join
-from scheduler.config.decode import ObjectReader, format_duration
-from scheduler.config.errors import FieldIssue, Stringer, invalid, required
-from scheduler.config.names import is_extended_resource_name, is_qualified_name
+from scheduler.api.names import is_extended_resource_name, is_qualified_name
+from scheduler.config.decode import ObjectReader
 
 SECOND = 1_000_000_000
 
@@ -72,9 +73,7 @@ def validate_leader_election(le: LeaderElection, path: str) -> list[FieldIssue]:
         if value <= 0:
             issues.append(invalid(join(path, key), GoDuration(value), "must be greater than zero"))
     if le.lease_duration <= le.renew_deadline:
-        issues.append(
-            invalid(join(path, "leaseDuration"), GoDuration(le.renew_deadline), "must be greater than `RenewDeadline`")
-        )
+        issues.append(invalid(join(path, "leaseDuration"), GoDuration(le.renew_deadline), "must be greater than `RenewDeadline`"))
     for key, text in (
         ("resourceLock", le.resource_lock),
         ("resourceNamespace", le.resource_namespace),

@@ -1,4 +1,4 @@
-"""Feature gates the engine honours, with kube-scheduler v1.34 defaults, and `--feature-gates` parsing.
+"""Feature gates the engine honours, with kube-scheduler v1.34 defaults (v1.35's for the gates it added), and `--feature-gates` parsing.
 
 Parsing follows component-base `featuregate.Set`: `A=true,B=false`, Go's boolean spellings,
 unknown gates and locked (GA) gates set away from their default are refused.
@@ -22,11 +22,14 @@ class FeatureSpec:
 
 KNOWN_FEATURES: Mapping[str, FeatureSpec] = MappingProxyType(
     {
+        "GangScheduling": FeatureSpec(False, "Alpha"),
+        "GenericWorkload": FeatureSpec(False, "Alpha"),
         "InPlacePodVerticalScaling": FeatureSpec(True, "Beta"),
         "MatchLabelKeysInPodAffinity": FeatureSpec(True, "GA", locked=True),
         "MatchLabelKeysInPodTopologySpread": FeatureSpec(True, "Beta"),
         "MatchLabelKeysInPodTopologySpreadSelectorMerge": FeatureSpec(True, "Beta"),
         "NodeInclusionPolicyInPodTopologySpread": FeatureSpec(True, "GA"),
+        "OpportunisticBatching": FeatureSpec(True, "Beta"),
         "PodLevelResources": FeatureSpec(True, "Beta"),
         "SchedulerAsyncPreemption": FeatureSpec(True, "Beta"),
         "SchedulerPopFromBackoffQ": FeatureSpec(True, "Beta"),
@@ -36,7 +39,11 @@ KNOWN_FEATURES: Mapping[str, FeatureSpec] = MappingProxyType(
         "VolumeAttributesClass": FeatureSpec(True, "GA", locked=True),
     }
 )
-"""Gates this engine knows, as upstream `pkg/features/kube_features.go` sets them for v1.34."""
+"""Gates this engine knows, as upstream `pkg/features/kube_features.go` sets them for v1.34;
+OpportunisticBatching (beta, on), GenericWorkload and GangScheduling (alpha, off) as v1.35 adds them."""
+
+DEPENDENCIES: Mapping[str, tuple[str, ...]] = MappingProxyType({"GangScheduling": ("GenericWorkload",)})
+"""Gates that need others on (`AddDependencies` in kube_features.go)."""
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -74,7 +81,12 @@ class FeatureGates:
                     f"cannot set feature gate {name} to {_go_bool(value)}, feature is locked to {_go_bool(spec.default)}"
                 )
             merged[name] = value
-        return FeatureGates(MappingProxyType(merged))
+        gates = FeatureGates(MappingProxyType(merged))
+        for name, needs in DEPENDENCIES.items():
+            off = [dep for dep in needs if not gates.enabled(dep)]
+            if gates.enabled(name) and off:
+                raise FeatureGateError(f"{name} is enabled, but depends on features that are disabled: [{' '.join(off)}]")
+        return gates
 
 
 def _go_bool(value: bool) -> str:

@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
+from scheduler.api.duration import format_duration
+from scheduler.api.fielderrors import FieldIssue, invalid, not_supported, required, type_error
 from scheduler.api.fields import join
-from scheduler.config.decode import ObjectReader, format_duration
-from scheduler.config.errors import ArgsDecodeError, DecodeLog, FieldIssue, invalid, not_supported, required, type_error
+from scheduler.config.decode import ObjectReader
+from scheduler.config.errors import ArgsDecodeError, DecodeLog
 
 KOORDINATOR_API_VERSIONS = (
     "kubescheduler.config.k8s.io/v1",
@@ -201,20 +203,25 @@ class LoadAwareSchedulingArgs:
             issues.append(invalid(join(path, "resourceWeights"), self.resource_weights, problem))
         if self.dominant_resource_weight < 0:
             issues.append(
-                invalid(join(path, "dominantResourceWeight"), self.dominant_resource_weight, "dominantResourceWeight should not be a negative value")
+                invalid(
+                    join(path, "dominantResourceWeight"),
+                    self.dominant_resource_weight,
+                    "dominantResourceWeight should not be a negative value",
+                )
             )
         if self.dominant_resource_weight > 100:
             issues.append(
-                invalid(join(path, "dominantResourceWeight"), self.dominant_resource_weight, "dominantResourceWeight should be less than 100")
+                invalid(
+                    join(path, "dominantResourceWeight"),
+                    self.dominant_resource_weight,
+                    "dominantResourceWeight should be less than 100",
+                )
             )
         problem = _thresholds_problem(self.usage_thresholds)
         if problem:
             issues.append(invalid(join(path, "usageThresholds"), self.usage_thresholds, problem))
-        # Koordinator checks prodUsageThresholds only through the plugin's behaviour; the same
-        # range rule keeps a console edit from storing a value the filter cannot use.
-        problem = _thresholds_problem(self.prod_usage_thresholds)
-        if problem:
-            issues.append(invalid(join(path, "prodUsageThresholds"), self.prod_usage_thresholds, problem))
+        # prodUsageThresholds is not validated: ValidateLoadAwareSchedulingArgs
+        # (validation_pluginargs.go) checks usageThresholds only, and the filter takes any value.
         problem = _factors_problem(self.estimated_scaling_factors)
         if problem:
             issues.append(invalid(join(path, "estimatedScalingFactors"), self.estimated_scaling_factors, problem))
@@ -232,11 +239,19 @@ class LoadAwareSchedulingArgs:
             if agg.usage_aggregation_type and agg.usage_aggregation_type not in AGGREGATION_TYPES:
                 issues.append(not_supported(join(apath, "usageAggregationType"), agg.usage_aggregation_type, AGGREGATION_TYPES))
             if agg.usage_aggregated_duration < 0:
-                issues.append(invalid(join(apath, "usageAggregatedDuration"), _Duration(agg.usage_aggregated_duration), "duration must be >= 0"))
+                issues.append(
+                    invalid(
+                        join(apath, "usageAggregatedDuration"), _Duration(agg.usage_aggregated_duration), "duration must be >= 0"
+                    )
+                )
             if agg.score_aggregation_type and agg.score_aggregation_type not in AGGREGATION_TYPES:
                 issues.append(not_supported(join(apath, "scoreAggregationType"), agg.score_aggregation_type, AGGREGATION_TYPES))
             if agg.score_aggregated_duration < 0:
-                issues.append(invalid(join(apath, "scoreAggregatedDuration"), _Duration(agg.score_aggregated_duration), "duration must be >= 0"))
+                issues.append(
+                    invalid(
+                        join(apath, "scoreAggregatedDuration"), _Duration(agg.score_aggregated_duration), "duration must be >= 0"
+                    )
+                )
         return issues
 
     def to_dict(self) -> dict[str, Any]:
@@ -350,7 +365,11 @@ class NodeNUMAResourceArgs:
         issues: list[FieldIssue] = []
         if self.default_cpu_bind_policy and self.default_cpu_bind_policy not in CPU_BIND_POLICIES:
             issues.append(
-                invalid(join(path, "defaultCPUBindPolicy"), self.default_cpu_bind_policy, "must specified CPU bind policy FullPCPUs or SpreadByPCPUs")
+                invalid(
+                    join(path, "defaultCPUBindPolicy"),
+                    self.default_cpu_bind_policy,
+                    "must specified CPU bind policy FullPCPUs or SpreadByPCPUs",
+                )
             )
         for key, strategy, label in (
             ("scoringStrategy", self.scoring_strategy, "scoring strategy must be specified"),
@@ -364,7 +383,13 @@ class NodeNUMAResourceArgs:
                 issues.append(not_supported(join(where, "type"), strategy.type, NUMA_SCORING_TYPES))
             for i, (name, weight) in enumerate(strategy.resources):
                 if weight <= 0 or weight > 100:
-                    issues.append(invalid(join(join(join(where, "resources"), i), "weight"), weight, f"resource weight of {name} not in valid range (0, 100]"))
+                    issues.append(
+                        invalid(
+                            join(join(join(where, "resources"), i), "weight"),
+                            weight,
+                            f"resource weight of {name} not in valid range (0, 100]",
+                        )
+                    )
         return issues
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler.api.documents import DocumentError, load_all, looks_like_json
+from scheduler.api.fielderrors import FieldIssue, go_quote, json_kind, type_error
 from scheduler.config.args import ARGS_TYPES
 from scheduler.config.component import (
     ClientConnection,
@@ -27,15 +27,7 @@ from scheduler.config.component import (
     read_leader_election,
 )
 from scheduler.config.decode import ObjectReader
-from scheduler.config.errors import (
-    ArgsDecodeError,
-    ConfigError,
-    DecodeLog,
-    FieldIssue,
-    go_quote,
-    json_kind,
-    type_error,
-)
+from scheduler.config.errors import ArgsDecodeError, ConfigError, DecodeLog
 from scheduler.config.types import (
     DEFAULT_PLUGINS,
     EXTENSION_POINTS,
@@ -52,6 +44,7 @@ from scheduler.config.validation import (
     ProfileDraft,
     validate_configuration,
 )
+from scheduler.io.documents import DocumentError, load_all, looks_like_json
 
 __all__ = ["ConfigError", "default_config", "load_config", "parse_config"]
 
@@ -66,7 +59,7 @@ def parse_text(text: str | bytes, source: str) -> object:
     """Parse YAML or JSON text; a syntax error names the file and, when known, the line.
 
     Keys repeated in one mapping are refused, as sigs.k8s.io/yaml does in strict mode; depth
-    and alias expansion are bounded (`scheduler.api.documents`).
+    and alias expansion are bounded (`scheduler.io.documents`).
     """
     is_json = looks_like_json(text)
     try:
@@ -245,9 +238,7 @@ def _apply_defaults(raw: _RawConfig) -> ConfigDraft:
     return ConfigDraft(
         parallelism=16 if raw.parallelism is None else raw.parallelism,
         percentage_of_nodes_to_score=(
-            DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
-            if raw.percentage_of_nodes_to_score is None
-            else raw.percentage_of_nodes_to_score
+            DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE if raw.percentage_of_nodes_to_score is None else raw.percentage_of_nodes_to_score
         ),
         pod_initial_backoff_seconds=1 if raw.pod_initial_backoff_seconds is None else raw.pod_initial_backoff_seconds,
         pod_max_backoff_seconds=10 if raw.pod_max_backoff_seconds is None else raw.pod_max_backoff_seconds,
@@ -272,8 +263,7 @@ def _default_profile(raw: _RawProfile) -> ProfileDraft:
 
 def _finish(draft: ConfigDraft, source: str) -> SchedulerConfiguration:
     profiles = tuple(
-        Profile(p.scheduler_name, p.percentage_of_nodes_to_score, p.plugins, dict(p.plugin_config))
-        for p in draft.profiles
+        Profile(p.scheduler_name, p.percentage_of_nodes_to_score, p.plugins, dict(p.plugin_config)) for p in draft.profiles
     )
     return SchedulerConfiguration(
         profiles=profiles,

@@ -6,6 +6,7 @@ Profiles hold their plugins already merged with DEFAULT_PLUGINS the way upstream
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 EXTENSION_POINTS: tuple[tuple[str, str], ...] = (
@@ -160,3 +161,31 @@ class SchedulerConfiguration:
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile a pod with this `spec.schedulerName` uses, or None."""
         return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
+
+
+GATED_PLUGINS = (("GangScheduling", "GangScheduling"),)
+"""(gate, plugin): a plugin the default multiPoint gains while its gate is on (`applyFeatureGates`)."""
+
+
+def with_gated_plugins(config: SchedulerConfiguration, enabled: Callable[[str], bool]) -> SchedulerConfiguration:
+    """The configuration with each gated plugin added to every profile's multiPoint, after the
+    default plugins, unless the profile disables it (or `*`) or already enables it."""
+    wanted = [plugin for gate, plugin in GATED_PLUGINS if enabled(gate)]
+    if not wanted:
+        return config
+    profiles = []
+    for prof in config.profiles:
+        multi = prof.plugins.multi_point
+        disabled = set(multi.disabled)
+        enabled_names = {p.name for p in multi.enabled}
+        extra = [PluginRef(name) for name in wanted if name not in enabled_names and name not in disabled and "*" not in disabled]
+        if not extra:
+            profiles.append(prof)
+            continue
+        # Upstream appends to the defaults before a profile's own plugins are merged in.
+        defaults = {p.name for p in DEFAULT_PLUGINS.multi_point.enabled}
+        cut = max((i + 1 for i, p in enumerate(multi.enabled) if p.name in defaults), default=0)
+        refs = (*multi.enabled[:cut], *extra, *multi.enabled[cut:])
+        plugins = replace(prof.plugins, multi_point=PluginSet(refs, multi.disabled))
+        profiles.append(replace(prof, plugins=plugins))
+    return replace(config, profiles=tuple(profiles))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, is_dataclass
 
+from scheduler.api.fielderrors import FieldIssue, duplicate, invalid, required
 from scheduler.api.fields import join
 from scheduler.config.args import ARGS_TYPES
 from scheduler.config.component import (
@@ -18,7 +19,6 @@ from scheduler.config.component import (
     validate_extenders,
     validate_leader_election,
 )
-from scheduler.config.errors import FieldIssue, duplicate, invalid, required
 from scheduler.config.types import EXTENSION_POINTS, Plugins, PluginSet
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"

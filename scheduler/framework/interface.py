@@ -104,9 +104,7 @@ class BatchFilterPlugin(Plugin, Protocol):
 class PostFilterPlugin(Plugin, Protocol):
     """Runs when no node passed Filter (preemption lives here)."""
 
-    def post_filter(
-        self, state: CycleState, pod: Pod, statuses: Callable[[str], Status]
-    ) -> tuple[str | None, Status]:
+    def post_filter(self, state: CycleState, pod: Pod, statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
         """Returns the nominated node name (or None) and a status; Success ends PostFilter."""
         ...
 
@@ -264,6 +262,10 @@ class Handle(Protocol):
 
 PluginFactory = Callable[[Any, Handle], Plugin]
 """`new(args, handle) -> plugin`; args is the decoded args object or None."""
+
+
+class DuplicatePluginError(ValueError):
+    """A plugin name registered twice (`Registry.Register`: "a plugin named X already exists")."""
 
 
 def implemented_points(plugin: object) -> list[str]:

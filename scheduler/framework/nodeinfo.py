@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
+from scheduler.api.affinity import PodAffinityTerm, WeightedPodAffinityTerm
+from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, Node, Pod
 
 if TYPE_CHECKING:
     from scheduler.framework.snapshot import Snapshot

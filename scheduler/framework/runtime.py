@@ -9,8 +9,9 @@ at least one Bind are required; score weights default to 1 and must not overflow
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +19,10 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Pod
+from scheduler.framework.feasible import FeasibleWalk, FilterFailed, FilterOutcome, guard, took
 from scheduler.framework.interface import Handle, PluginFactory, implemented_points
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
-from scheduler.framework.snapshot import NodeList, Snapshot
+from scheduler.framework.snapshot import NodeList
 from scheduler.framework.types import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
@@ -59,6 +61,9 @@ class FrameworkError(ValueError):
     """A profile that cannot be built (kube-scheduler refuses it at start-up)."""
 
 
+log = logging.getLogger(__name__)
+
+
 class Recorder:
     """Where the runtime reports durations; the metrics module provides the real one."""
 
@@ -68,72 +73,10 @@ class Recorder:
     def plugin(self, plugin: str, point: str, status: Code, seconds: float) -> None:
         """One plugin ran at an extension point (sampled)."""
 
-
-@dataclass(slots=True)
-class FilterOutcome:
-    """What Filter found: the feasible rows (in evaluation order) and every explicit failure."""
-
-    feasible: npt.NDArray[np.int64]
-    processed: int
-    failed_positions: npt.NDArray[np.int64]
-    failed_codes: npt.NDArray[np.int8]
-    plugin_names: list[str]
-    """The Filter plugins that ran, indexed by `failed_plugin_index`."""
-    failed_plugin_index: npt.NDArray[np.int64]
-    """Per failure, its first failing plugin's index in `plugin_names` (-1: see `plugin_overrides`)."""
-    reasons_of: Callable[[int], tuple[str, ...]]
-    error: Status | None = None
-    bulk_reasons: Callable[[], list[tuple[str, ...]]] | None = None
-    plugin_overrides: dict[int, str] = field(default_factory=dict)
-    """Failures judged one by one (nominated pods, hooks): failure index -> the failing plugin."""
-    counts: Callable[[], dict[str, int]] | None = None
-    _reasons: list[tuple[str, ...]] | None = None
-    _failed_plugins: list[str] | None = None
-
-    @property
-    def failed_plugins(self) -> list[str]:
-        """Per failure, the plugin that failed it (built on first use)."""
-        if self._failed_plugins is None:
-            names = self.plugin_names
-            out = [names[k] if k >= 0 else "" for k in self.failed_plugin_index.tolist()]
-            for j, plugin in self.plugin_overrides.items():
-                out[j] = plugin
-            self._failed_plugins = out
-        return self._failed_plugins
-
-    def rejectors(self) -> set[str]:
-        """The distinct plugins that failed some node."""
-        found = {self.plugin_names[int(k)] for k in np.unique(self.failed_plugin_index).tolist() if k >= 0}
-        found.update(self.plugin_overrides.values())
-        return found
-
-    def reason_counts(self) -> dict[str, int]:
-        """How many failed nodes gave each reason (the FailedScheduling histogram)."""
-        if self.counts is not None and self._reasons is None:
-            return self.counts()
-        out: dict[str, int] = {}
-        for node_reasons in self.all_reasons():
-            for reason in node_reasons:
-                out[reason] = out.get(reason, 0) + 1
-        return out
-
-    def all_reasons(self) -> list[tuple[str, ...]]:
-        """Reasons of every failure, aligned with failed_positions (computed once)."""
-        if self._reasons is None:
-            if self.bulk_reasons is not None:
-                self._reasons = self.bulk_reasons()
-            else:
-                self._reasons = [self.reasons_of(i) for i in range(len(self.failed_positions))]
-        return self._reasons
-
-    def statuses(self, snapshot: Snapshot) -> dict[str, Status]:
-        """Per failed node, its first failing plugin's status (built on demand)."""
-        reasons = self.all_reasons()
-        plugins = self.failed_plugins
-        return {
-            snapshot.names[int(pos)]: Status(Code(int(self.failed_codes[i])), reasons[i], plugins[i])
-            for i, pos in enumerate(self.failed_positions)
-        }
+    def plugin_error(self, point: str, plugin: str, exc: BaseException) -> None:
+        """A plugin raised at an informational extension point (PostBind, Unreserve, a
+        PostFilter transformer): the caller goes on; the metrics log and count it."""
+        log.warning("%s plugin %s failed: %s", point, plugin, exc)
 
 
 @dataclass(slots=True)
@@ -189,6 +132,10 @@ class Framework:
     handle: Handle
     recorder: Recorder = field(default_factory=Recorder)
     events: list[tuple[ClusterEvent, str]] = field(default_factory=list)
+    # PreFilter plugins with `before_pre_filter`, PostFilter plugins with `after_post_filter`
+    # (Koordinator's scheduling transformers, frameworkext/interface.go).
+    before_pre_filter: list[_Entry] = field(default_factory=list)
+    after_post_filter: list[_Entry] = field(default_factory=list)
     # The profile's frameworkext.ExtendedHandle once an Extender is bound: phase hooks and
     # debug flags. None (and no hooks) costs one attribute test per extension point.
     extension: Any = None
@@ -222,7 +169,9 @@ class Framework:
                 )
                 kind = POINT_TYPE_NAMES.get(point, "MultiPointPlugin")
                 field_path = f"plugins.{_YAML_POINTS.get(point, point)}.enabled"
-                raise FrameworkError(f'{field_path}: {kind} "{name}" does not exist (known plugins: {", ".join(sorted(registry))})')
+                raise FrameworkError(
+                    f'{field_path}: {kind} "{name}" does not exist (known plugins: {", ".join(sorted(registry))})'
+                )
             try:
                 instances[name] = factory(profile.plugin_config.get(name), handle)
             except FrameworkError:
@@ -279,6 +228,8 @@ class Framework:
             handle=handle,
             recorder=recorder or Recorder(),
             events=events,
+            before_pre_filter=[e for e in points["pre_filter"] if callable(getattr(e.plugin, "before_pre_filter", None))],
+            after_post_filter=[e for e in points["post_filter"] if callable(getattr(e.plugin, "after_post_filter", None))],
         )
 
     def plugin_names(self, point: str) -> list[str]:
@@ -293,7 +244,7 @@ class Framework:
     def run_pre_enqueue(self, pod: Pod) -> Status:
         """PreEnqueue: the first non-Success status gates the pod."""
         for entry in self.points["pre_enqueue"]:
-            status = _guard(entry.plugin.pre_enqueue, pod)
+            status = guard(entry.plugin.pre_enqueue, pod)
             if not status.success:
                 return status.with_plugin(entry.name)
         return Status()
@@ -304,7 +255,9 @@ class Framework:
 
     # ----- PreFilter / Filter ----------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status, set[str]]:
-        """PreFilter: returns the merged node restriction, the status and the plugins that rejected."""
+        """PreFilter: returns the merged node restriction, the status and the plugins that rejected
+        (on success, the plugins whose results restricted the nodes: upstream's `pluginsWithNodes`,
+        which join the attempt's unschedulable plugins and name the nodes they left out)."""
         started = time.perf_counter()
         ext = self.extension
         if ext is not None and ext.hooks.pre_filter:
@@ -313,16 +266,28 @@ class Framework:
             except Exception as exc:  # a failing PreFilterPhaseHook ends the cycle with an Error
                 self.recorder.extension_point("PreFilter", Code.ERROR, self.profile_name, time.perf_counter() - started)
                 return None, error(str(exc)), set()
+        timing = state.plugin_timings
+        for entry in self.before_pre_filter:
+            # Koordinator's PreFilterTransformers: may replace the pod or end the cycle first.
+            t = time.perf_counter() if timing is not None else 0.0
+            changed, status = _guard_pair(entry.plugin.before_pre_filter, state, pod)
+            if timing is not None:
+                took(timing, entry.name, "BeforePreFilter", t)
+            if not status.success:
+                status.with_plugin(entry.name)
+                self.recorder.extension_point("PreFilter", status.code, self.profile_name, time.perf_counter() - started)
+                return None, status, {entry.name} if status.rejected else set()
+            if changed is not None:
+                pod = changed
         nodes = self.handle.snapshot.node_infos
         result: PreFilterResult | None = None
         restricting: list[str] = []
         final = Status()
-        timing = state.plugin_timings
         for entry in self.points["pre_filter"]:
             t = time.perf_counter() if timing is not None else 0.0
             res, status = _guard_pair(entry.plugin.pre_filter, state, pod, nodes)
             if timing is not None:
-                _took(timing, entry.name, "PreFilter", t)
+                took(timing, entry.name, "PreFilter", t)
             if status.code == Code.SKIP:
                 state.skip_filter_plugins.add(entry.name)
                 continue
@@ -339,12 +304,17 @@ class Framework:
                 if not result.node_names:
                     final = Status(
                         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                        (f"node(s) didn't satisfy plugin(s) {_go_list(restricting)} simultaneously"
-                         if len(restricting) > 1 else f"node(s) didn't satisfy plugin {restricting[0]}",),
+                        (
+                            f"node(s) didn't satisfy plugin(s) {_go_list(sorted(restricting))} simultaneously"
+                            if len(restricting) > 1
+                            else f"node(s) didn't satisfy plugin {restricting[0]}",
+                        ),
                         restricting[0],
                     )
                     break
         self.recorder.extension_point("PreFilter", final.code, self.profile_name, time.perf_counter() - started)
+        if final.success:
+            return result, final, set(restricting)
         rejected = {final.plugin} if final.rejected and final.plugin else set()
         if final.rejected and len(restricting) > 1:
             rejected = set(restricting)
@@ -399,7 +369,7 @@ class Framework:
         for entry in self.points["pre_filter"]:
             if entry.extensions is None or entry.name in state.skip_filter_plugins:
                 continue
-            status = _guard(getattr(entry.extensions, method), state, pod, other, node_info)
+            status = guard(getattr(entry.extensions, method), state, pod, other, node_info)
             if not status.success:
                 return error(f"running {kind} on PreFilter plugin {entry.name!r}: {status.message}")
         return Status()
@@ -413,247 +383,48 @@ class Framework:
         per_node_override: Callable[[int], Status] | None = None,
         override_positions: frozenset[int] = frozenset(),
     ) -> FilterOutcome:
-        """Filter `candidates` (rows, in evaluation order) until `num_to_find` are feasible.
-
-        Batch filters judge every candidate at once; per-node filters run only on the nodes
-        kube-scheduler would have visited, in order, so the feasible set, the visited count and
-        each failure's first failing plugin match a sequential walk exactly. Rows in
-        `override_positions` are judged by `per_node_override` instead (nominated pods); so are
-        rows a FilterPhaseHook changed, hence `per_node_override` must filter through
-        `run_hooked_filter` (the Scheduler's Filter-with-nominated-pods does).
+        """Filter `candidates` (rows, in evaluation order) until `num_to_find` are feasible
+        (`FeasibleWalk`). Rows in `override_positions` are judged by `per_node_override` instead
+        (nominated pods); so are rows a FilterPhaseHook changed, hence `per_node_override` must
+        filter through `run_hooked_filter` (the Scheduler's Filter-with-nominated-pods does).
         """
-        snapshot = self.handle.snapshot
         started = time.perf_counter()
-        count = len(candidates)
         hooked: frozenset[int] = frozenset()
         ext = self.extension
         if ext is not None and ext.hooks.filter:
-            # Rows a FilterPhaseHook changed are judged below one by one, through
-            # `run_hooked_filter` (which reuses the hook results found here): batch verdicts,
-            # taken on the snapshot rows, do not apply to a replaced NodeInfo.
+            # Rows a FilterPhaseHook changed are judged one by one, through `run_hooked_filter`
+            # (which reuses the hook results found here): batch verdicts, taken on the snapshot
+            # rows, do not apply to a replaced NodeInfo.
             try:
                 hooked = ext.hook_filter_nodes(state, pod, candidates)
             except Exception as exc:  # a failing FilterPhaseHook ends the cycle with an Error
                 return self._filter_error("FilterPhaseHook", exc, started, hook=True)
         entries = [e for e in self.points["filter"] if e.name not in state.skip_filter_plugins]
-        sentinel = len(entries)
-        fail_at = np.full(count, sentinel, dtype=np.int64)
-        codes = np.zeros(count, dtype=np.int8)
-        # Per plugin, the (candidate indexes judged, result) of each chunk, for reasons later.
-        batch_results: dict[int, list[tuple[npt.NDArray[np.int64], Any]]] = {}
-        per_node = [k for k, e in enumerate(entries) if not e.batch]
-        per_node_status: dict[int, Status] = {}
-        found: list[npt.NDArray[np.int64]] = []
-        found_count = 0
-        processed = count
-        infos = snapshot.node_infos
-        timing = state.plugin_timings
-        # Batch filters run on chunks in evaluation order, so a large cluster stops early
-        # once enough nodes are feasible, as upstream's walk does.
-        # The first chunk holds a little more than the nodes wanted, scaled by how many nodes
-        # recent cycles walked per node wanted (most nodes fit in a busy cluster, fewer in a full
-        # one); each later one doubles. The chunking changes no verdict, only the work.
-        first = int(num_to_find * self.walk_ratio)
-        for lo, hi in _chunks(count, first + first // 8 + 16):
-            alive = np.arange(lo, hi, dtype=np.int64)
-            for k, entry in enumerate(entries):
-                if not entry.batch or alive.size == 0:
-                    continue
-                t = time.perf_counter() if timing is not None else 0.0
-                try:
-                    res = entry.plugin.filter_batch(state, pod, snapshot, candidates[alive])
-                except Exception as exc:
-                    return self._filter_error(entry.name, exc, started)
-                if timing is not None:
-                    _took(timing, entry.name, "Filter", t)
-                if res.passed:
-                    continue
-                bad = res.codes != 0
-                if bad.any():
-                    if (res.codes == int(Code.ERROR)).any():
-                        idx = int(np.flatnonzero(res.codes == int(Code.ERROR))[0])
-                        return self._filter_error(entry.name, RuntimeError(", ".join(res.reasons(idx))), started)
-                    hit = alive[bad]
-                    fail_at[hit] = k
-                    codes[hit] = res.codes[bad]
-                    batch_results.setdefault(k, []).append((alive, res))
-                    alive = alive[~bad]
-            if not per_node and not override_positions and not hooked:
-                need = num_to_find - found_count
-                if alive.size >= need:
-                    found.append(alive[:need])
-                    found_count += need
-                    processed = int(alive[need - 1]) + 1
-                    break
-                found.append(alive)
-                found_count += alive.size
-                continue
-            if not per_node and not hooked and per_node_override is not None:
-                # Only nominated pods' rows need a per-node verdict (every filter has a batch
-                # form): judge those in order, each only while the rows before it have not
-                # already given enough feasible nodes, and take the rest from the batch verdicts.
-                ok = fail_at[lo:hi] == sentinel
-                chunk_over = np.flatnonzero(np.isin(candidates[lo:hi], np.fromiter(override_positions, dtype=np.int64)))
-                ok[chunk_over] = False
-                for rel in chunk_over.tolist():
-                    if found_count + int(np.count_nonzero(ok[:rel])) >= num_to_find:
-                        break
-                    i = lo + rel
-                    status = per_node_override(int(candidates[i]))
-                    if status.code == Code.ERROR:
-                        return self._filter_error(status.plugin or "Filter", RuntimeError(status.message), started)
-                    if status.success:
-                        fail_at[i] = sentinel
-                        codes[i] = 0
-                        ok[rel] = True
-                    else:
-                        fail_at[i] = -1
-                        codes[i] = int(status.code)
-                        per_node_status[i] = status
-                feasible_here = np.flatnonzero(ok) + lo
-                need = num_to_find - found_count
-                if feasible_here.size >= need:
-                    found.append(feasible_here[:need])
-                    found_count += need
-                    processed = int(feasible_here[need - 1]) + 1
-                    break
-                found.append(feasible_here)
-                found_count += feasible_here.size
-                continue
-            walked: list[int] = []
-            stop = False
-            for i in range(lo, hi):
-                pos = int(candidates[i])
-                if (pos in override_positions and per_node_override is not None) or (hooked and pos in hooked):
-                    # The override (Filter with nominated pods) runs the hooks via run_hooked_filter.
-                    status = per_node_override(pos) if per_node_override is not None else self.run_hooked_filter(state, pod, infos[pos])
-                    if status.code == Code.ERROR:
-                        return self._filter_error(status.plugin or "Filter", RuntimeError(status.message), started)
-                    if status.success:
-                        fail_at[i] = sentinel
-                        codes[i] = 0
-                        walked.append(i)
-                    else:
-                        fail_at[i] = -1
-                        codes[i] = int(status.code)
-                        per_node_status[i] = status
-                else:
-                    limit = int(fail_at[i])
-                    for k in per_node:
-                        if k >= limit:
-                            break
-                        entry = entries[k]
-                        t = time.perf_counter() if timing is not None else 0.0
-                        status = _guard(entry.plugin.filter, state, pod, infos[pos])
-                        if timing is not None:
-                            _took(timing, entry.name, "Filter", t)
-                        if status.code == Code.ERROR:
-                            return self._filter_error(entry.name, RuntimeError(status.message), started)
-                        if not status.success:
-                            fail_at[i] = k
-                            codes[i] = int(status.code)
-                            per_node_status[i] = status.with_plugin(entry.name)
-                            break
-                    if fail_at[i] == sentinel:
-                        walked.append(i)
-                if found_count + len(walked) >= num_to_find:
-                    processed = i + 1
-                    stop = True
-                    break
-            found.append(np.asarray(walked, dtype=np.int64))
-            found_count += len(walked)
-            if stop:
-                break
-        if found_count >= num_to_find and count > num_to_find > 0:
-            self.walk_ratio = max(processed / num_to_find, self.walk_ratio * 0.9)
-        feasible_idx = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-        failed_idx = np.flatnonzero(fail_at[:processed] != sentinel)
-        plugin_names = [e.name for e in entries]
-
-        def reasons_of(j: int) -> tuple[str, ...]:
-            i = int(failed_idx[j])
-            if i in per_node_status:
-                return per_node_status[i].reasons
-            for judged, res in batch_results[int(fail_at[i])]:
-                at = int(np.searchsorted(judged, i))
-                if at < len(judged) and int(judged[at]) == i:
-                    return tuple(res.reasons(at))
-            return ()
-
-        def bulk_reasons() -> list[tuple[str, ...]]:
-            out: list[tuple[str, ...]] = [()] * len(failed_idx)
-            failed_at = fail_at[failed_idx]
-            for k, judged_chunks in batch_results.items():
-                mine = np.flatnonzero(failed_at == k)
-                for judged, res in judged_chunks:
-                    at = np.searchsorted(judged, failed_idx[mine])
-                    inside = at < len(judged)
-                    hit = np.zeros(len(mine), dtype=np.bool_)
-                    hit[inside] = judged[at[inside]] == failed_idx[mine[inside]]
-                    seen: dict[int, tuple[str, ...]] = {}
-                    keys = res.keys
-                    for j, a in zip(mine[hit].tolist(), at[hit].tolist(), strict=True):
-                        if keys is None:
-                            out[j] = tuple(res.reasons(a))
-                            continue
-                        key = int(keys[a])
-                        if key not in seen:
-                            seen[key] = tuple(res.reasons(a))
-                        out[j] = seen[key]
-            for j, i in enumerate(failed_idx.tolist()):
-                if i in per_node_status:
-                    out[j] = per_node_status[i].reasons
-            return out
-
-        def counts() -> dict[str, int]:
-            # Per batch chunk, failures grouped by reason key: one reasons() call per distinct key.
-            out: dict[str, int] = {}
-            failed_at = fail_at[failed_idx]
-            done = np.zeros(len(failed_idx), dtype=np.bool_)
-            for j in per_node_status_j:
-                done[j] = True
-            for k, judged_chunks in batch_results.items():
-                mine = np.flatnonzero((failed_at == k) & ~done)
-                for judged, res in judged_chunks:
-                    if mine.size == 0:
-                        break
-                    at = np.searchsorted(judged, failed_idx[mine])
-                    inside = at < len(judged)
-                    hit = np.zeros(len(mine), dtype=np.bool_)
-                    hit[inside] = judged[at[inside]] == failed_idx[mine[inside]]
-                    ats = at[hit]
-                    groups = [(int(a), 1) for a in ats.tolist()] if res.keys is None else _key_groups(res.keys[ats], ats)
-                    for a, c in groups:
-                        for reason in res.reasons(a):
-                            out[reason] = out.get(reason, 0) + c
-                    mine = mine[~hit]
-            for j in per_node_status_j:
-                for reason in per_node_status[int(failed_idx[j])].reasons:
-                    out[reason] = out.get(reason, 0) + 1
-            return out
-
-        failed_plugin_index = fail_at[failed_idx]
-        overrides: dict[int, str] = {}
-        per_node_status_j: list[int] = []
-        if per_node_status:
-            for j, i in enumerate(failed_idx.tolist()):
-                st = per_node_status.get(i)
-                if st is not None:
-                    per_node_status_j.append(j)
-                    overrides[j] = st.plugin
-        self.recorder.extension_point("Filter", Code.SUCCESS, self.profile_name, time.perf_counter() - started)
-        return FilterOutcome(
-            feasible=candidates[feasible_idx],
-            processed=processed,
-            failed_positions=candidates[failed_idx],
-            failed_codes=codes[failed_idx],
-            plugin_names=plugin_names,
-            failed_plugin_index=failed_plugin_index,
-            reasons_of=reasons_of,
-            bulk_reasons=bulk_reasons,
-            plugin_overrides=overrides,
-            counts=counts,
+        walk = FeasibleWalk(
+            entries,
+            self.handle.snapshot,
+            state,
+            pod,
+            candidates,
+            num_to_find,
+            per_node_override,
+            override_positions,
+            hooked,
+            self.run_hooked_filter,
         )
+        # The first chunk holds a little more than the nodes wanted, scaled by how many nodes
+        # recent cycles walked per node wanted (most nodes fit in a busy cluster, fewer in a full one).
+        first = int(num_to_find * self.walk_ratio)
+        try:
+            walk.run(first + first // 8 + 16)
+        except FilterFailed as failed:
+            return self._filter_error(failed.plugin, failed.exc, started)
+        count = len(candidates)
+        if walk.found_count >= num_to_find and count > num_to_find > 0:
+            self.walk_ratio = max(walk.processed / num_to_find, self.walk_ratio * 0.9)
+        outcome = walk.outcome()
+        self.recorder.extension_point("Filter", Code.SUCCESS, self.profile_name, time.perf_counter() - started)
+        return outcome
 
     def _filter_error(self, plugin: str, exc: BaseException, started: float, hook: bool = False) -> FilterOutcome:
         status = error(str(exc) if hook else f"running {plugin!r} filter plugin: {exc}")
@@ -673,7 +444,7 @@ class Framework:
             t = time.perf_counter() if timing is not None else 0.0
             node, status = _guard_pair(entry.plugin.post_filter, state, pod, statuses)
             if timing is not None:
-                _took(timing, entry.name, "PostFilter", t)
+                took(timing, entry.name, "PostFilter", t)
             status.with_plugin(entry.name)
             if status.success or status.code == Code.ERROR:
                 final, nominated = status, node
@@ -686,6 +457,12 @@ class Framework:
             final = status
         if not final.success and final.code != Code.ERROR and messages and not final.reasons:
             final.reasons = tuple(messages)
+        for entry in self.after_post_filter:
+            # Koordinator's PostFilterTransformers: they see the outcome; what they say is dropped.
+            try:
+                entry.plugin.after_post_filter(state, pod, statuses, final)
+            except Exception as exc:  # as PostBind: informational, never fatal to the cycle
+                self.recorder.plugin_error("PostFilterTransformer", entry.name, exc)
         self.recorder.extension_point("PostFilter", final.code, self.profile_name, time.perf_counter() - started)
         return nominated, final
 
@@ -698,9 +475,9 @@ class Framework:
         timing = state.plugin_timings
         for entry in self.points["pre_score"]:
             t = time.perf_counter() if timing is not None else 0.0
-            status = _guard(entry.plugin.pre_score, state, pod, infos)
+            status = guard(entry.plugin.pre_score, state, pod, infos)
             if timing is not None:
-                _took(timing, entry.name, "PreScore", t)
+                took(timing, entry.name, "PreScore", t)
             if status.code == Code.SKIP:
                 state.skip_score_plugins.add(entry.name)
             elif not status.success:
@@ -753,7 +530,7 @@ class Framework:
                 )
             matrix[row] = raw
             if timing is not None:
-                _took(timing, entry.name, "Score", t)
+                took(timing, entry.name, "Score", t)
         # The range check, once over all rows (upstream checks each plugin in turn: the first
         # row out of range names the plugin).
         invalid = self._invalid_score(positions, entries, matrix, len(entries))
@@ -831,13 +608,15 @@ class Framework:
         return None
 
     def _score_error(self, positions: npt.NDArray[np.int64], message: str) -> ScoreOutcome:
-        return ScoreOutcome(positions, [], [], np.zeros((0, len(positions)), np.int64), np.zeros(len(positions), np.int64), error(message))
+        return ScoreOutcome(
+            positions, [], [], np.zeros((0, len(positions)), np.int64), np.zeros(len(positions), np.int64), error(message)
+        )
 
     # ----- Reserve / Permit / binding ----------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: Pod, node: str) -> Status:
         """Reserve in order; the first failure is returned (the caller unreserves)."""
         for entry in self.points["reserve"]:
-            status = _guard(entry.plugin.reserve, state, pod, node)
+            status = guard(entry.plugin.reserve, state, pod, node)
             if not status.success:
                 return status.with_plugin(entry.name)
         return Status()
@@ -847,8 +626,8 @@ class Framework:
         for entry in reversed(self.points["reserve"]):
             try:
                 entry.plugin.unreserve(state, pod, node)
-            except Exception:
-                continue
+            except Exception as exc:  # the other plugins still unreserve
+                self.recorder.plugin_error("Unreserve", entry.name, exc)
 
     def run_permit(self, state: CycleState, pod: Pod, node: str) -> tuple[Status, dict[str, float]]:
         """Permit: a rejection ends it; Wait collects each waiting plugin's timeout."""
@@ -869,7 +648,7 @@ class Framework:
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         """PreBind in order."""
         for entry in self.points["pre_bind"]:
-            status = _guard(entry.plugin.pre_bind, state, pod, node)
+            status = guard(entry.plugin.pre_bind, state, pod, node)
             if not status.success:
                 return status.with_plugin(entry.name)
         return Status()
@@ -882,7 +661,7 @@ class Framework:
             preflight = getattr(entry.plugin, "pre_bind_preflight", None)
             if preflight is None:
                 return Status()
-            status = _guard(preflight, state, pod, node)
+            status = guard(preflight, state, pod, node)
             if status.code != Code.SKIP:
                 return status.with_plugin(entry.name) if not status.success else status
         return Status(Code.SKIP)
@@ -890,60 +669,20 @@ class Framework:
     def run_bind(self, state: CycleState, pod: Pod, node: str) -> Status:
         """Bind: the first plugin that does not Skip decides."""
         for entry in self.points["bind"]:
-            status = _guard(entry.plugin.bind, state, pod, node)
+            status = guard(entry.plugin.bind, state, pod, node)
             if status.code == Code.SKIP:
                 continue
             return status.with_plugin(entry.name)
         return Status(Code.SKIP)
 
     def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
-        """PostBind, informational."""
+        """PostBind, informational: a plugin that raises is logged and counted, the others run
+        (kube-scheduler's PostBind returns nothing to fail with)."""
         for entry in self.points["post_bind"]:
             try:
                 entry.plugin.post_bind(state, pod, node)
-            except Exception:
-                continue
-
-
-def _key_groups(keys: npt.NDArray[np.int64], entries: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
-    """(one entry, how many entries) per distinct key; equal keys promise equal reasons, so any
-    entry of a key stands for all of them."""
-    if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 4096:
-        # Small keys (bits of a few reasons): counted by bincount, no sort.
-        num = np.bincount(keys)
-        some = np.empty(len(num), dtype=np.int64)
-        some[keys] = entries
-        present = np.flatnonzero(num)
-        return list(zip(some[present].tolist(), num[present].tolist(), strict=True))
-    _, first, count = np.unique(keys, return_index=True, return_counts=True)
-    return [(int(entries[f]), int(c)) for f, c in zip(first.tolist(), count.tolist(), strict=True)]
-
-
-def _chunks(count: int, first: int) -> Iterator[tuple[int, int]]:
-    """[lo, hi) bounds covering range(count): `first` long, then doubling."""
-    lo, size = 0, max(1, first)
-    while lo < count:
-        hi = min(count, lo + size)
-        yield lo, hi
-        lo, size = hi, size * 2
-
-
-def _took(timing: dict[str, dict[str, float]], plugin: str, point: str, started: float) -> None:
-    """Add the seconds since `started` to the plugin's time at the extension point."""
-    per = timing.get(plugin)
-    if per is None:
-        per = timing[plugin] = {}
-    per[point] = per.get(point, 0.0) + time.perf_counter() - started
-
-
-def _guard(call: Callable[..., Status], *args: Any) -> Status:
-    try:
-        status = call(*args)
-    except Exception as exc:
-        return error(exc)
-    if not isinstance(status, Status):
-        return error(f"plugin returned {status!r} instead of a Status")
-    return status
+            except Exception as exc:
+                self.recorder.plugin_error("PostBind", entry.name, exc)
 
 
 def _guard_pair(call: Callable[..., tuple[Any, Status]], *args: Any) -> tuple[Any, Status]:
@@ -1000,3 +739,9 @@ def _score_weights(score_plugins: list[str], score_enabled: tuple[Any, ...], mul
     for name in score_plugins:
         weights.setdefault(name, 1)
     return weights
+
+
+def absent_nodes_reason(restricting: Iterable[str]) -> str:
+    """The reason kube-scheduler gives nodes a PreFilter result left out (`SetAbsentNodesStatus`
+    in `findNodesThatFitPod`): they count in the FailedScheduling histogram."""
+    return f"node(s) didn't satisfy plugin(s) {_go_list(sorted(restricting))}"

@@ -487,7 +487,10 @@ class Snapshot:
         arr = self._alloc if which == "allocatable" else self._req
         row = arr[pos]
         scalars = {
-            name: int(row[col]) for name, col in self._column.items() if col >= len(FIXED_COLUMNS) and (row[col] or (which == "allocatable" and name in self.node_infos[pos].node.allocatable))
+            name: int(row[col])
+            for name, col in self._column.items()
+            if col >= len(FIXED_COLUMNS)
+            and (row[col] or (which == "allocatable" and name in self.node_infos[pos].node.allocatable))
         }
         return Resource(
             milli_cpu=int(row[0]),

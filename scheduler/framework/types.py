@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,7 +113,15 @@ def error(exc: BaseException | str) -> Status:
 class CycleState:
     """Per-cycle storage plugins share between extension points (`framework.CycleState`)."""
 
-    __slots__ = ("_data", "plugin_timings", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "_undo",
+        "dry_run",
+        "plugin_timings",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
@@ -122,6 +130,25 @@ class CycleState:
         self.record_plugin_metrics = False
         # Seconds per plugin and extension point, when this cycle is timed per plugin (else None).
         self.plugin_timings: dict[str, dict[str, float]] | None = None
+        self._undo: list[Callable[[], None]] | None = None
+        # A what-if cycle (`Scheduler.evaluate`): plugins must leave no state of their own behind.
+        self.dry_run = False
+
+    def at_cycle_end(self, undo: Callable[[], None]) -> None:
+        """Run `undo` when the scheduling cycle ends (after Permit or the failure's handling).
+
+        Koordinator's transformers change the cycle's snapshot (Reservation's BeforePreFilter
+        hands the matched reservations back to their owner on their nodes); upstream the
+        snapshot is rebuilt every cycle, here it is shared, so such changes are undone."""
+        if self._undo is None:
+            self._undo = []
+        self._undo.append(undo)
+
+    def end_cycle(self) -> None:
+        """Run the `at_cycle_end` callbacks, last registered first, once."""
+        undo, self._undo = self._undo, None
+        for fn in reversed(undo or ()):
+            fn()
 
     def read(self, key: str) -> Any:
         """The value stored under key; KeyError names the key when absent."""
@@ -271,3 +298,37 @@ class QueuedPodInfo:
     gated_by: str = ""
     gated_message: str = ""
     backoff_until: float = 0.0
+    # The NextPod plugin that took this pod out of the queue for this attempt ("" when popped).
+    pulled_by: str = ""
+
+
+NO_NODE_AVAILABLE = "0/{} nodes are available"
+
+
+def fit_error_message(
+    num_all_nodes: int,
+    pre_filter_msg: str,
+    reasons: Iterable[Iterable[str]],
+    post_filter_msg: str,
+    reason_counts: Mapping[str, int] | None = None,
+) -> str:
+    """kube-scheduler's FitError text (`FitError.Error`, pkg/scheduler/framework/types.go): a sorted histogram of reasons, then PostFilter's message.
+
+    The histogram comes from `reason_counts` when given (already counted), else from `reasons`.
+    """
+    msg = NO_NODE_AVAILABLE.format(num_all_nodes) + ":"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        counts: dict[str, int] = dict(reason_counts) if reason_counts is not None else {}
+        if reason_counts is None:
+            for node_reasons in reasons:
+                for reason in node_reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
+        parts = sorted(f"{v} {k}" for k, v in counts.items())
+        if parts:
+            msg += f" {', '.join(parts)}."
+    # PostFilter's message is appended as it is, with no period of its own (`FitError.Error`).
+    if post_filter_msg:
+        msg += f" {post_filter_msg}"
+    return msg

@@ -101,6 +101,10 @@ class Leadership:
         self.set(False)
 
 
+def _log_error(source: str, exc: BaseException) -> None:
+    log.warning("%s failed: %s", source, exc, exc_info=exc)
+
+
 class ControllerRegistry:
     """The controllers of every plugin, started while leading and stopped when not."""
 
@@ -110,6 +114,8 @@ class ControllerRegistry:
         self._running: list[Controller] = []
         self._lock = threading.RLock()
         self.errors: list[str] = []
+        # Told of every failure (the engine counts them in its metrics: `Extender.bind`).
+        self.on_error: Callable[[str, BaseException], None] = _log_error
 
     def register(self, plugin: object, profile: str) -> list[str]:
         """Keep a provider's controllers, once per plugin name; returns the names kept now."""
@@ -125,7 +131,7 @@ class ControllerRegistry:
                 built = list(provider())
             except Exception as exc:  # as upstream, a failing provider just brings no controllers
                 self.errors.append(f"plugin {name}: building controllers: {exc}")
-                log.exception("plugin %s failed to build controllers", name)
+                self.on_error(f"controllers/{name}", exc)
                 return []
             kept: list[Controller] = []
             for controller in built:
@@ -161,7 +167,7 @@ class ControllerRegistry:
                         controller.start()
                     except Exception as exc:  # a broken controller must not keep the others down
                         self.errors.append(f"controller {controller.name}: start: {exc}")
-                        log.exception("controller %s failed to start", controller.name)
+                        self.on_error(f"controller/{controller.name}", exc)
                         continue
                     self._running.append(controller)
 
@@ -174,7 +180,7 @@ class ControllerRegistry:
                     controller.stop()
                 except Exception as exc:  # keep stopping the rest
                     self.errors.append(f"controller {controller.name}: stop: {exc}")
-                    log.exception("controller %s failed to stop", controller.name)
+                    self.on_error(f"controller/{controller.name}", exc)
 
 
 __all__ = ["Controller", "ControllerProvider", "ControllerRegistry", "Leadership", "controller_plugin_enabled"]

@@ -1,7 +1,7 @@
 """Debug scores and filter failures (Koordinator's `debug.go`).
 
 `debugTopNScores` (N) and `debugFilterFailure` are set by `--debug-scores N` at start and at
-run time by the `/debug/flags/s` and `/debug/flags/f` routes, with the replies and errors of
+run time by the `/debug/flags/s` and `/debug/flags/f` routes (and klog's verbosity by `/debug/flags/v`), with the replies and errors of
 Koordinator's setters behind kube's `StringFlagPutHandler` (PUT, and POST as the proposal's curl
 uses; any other method 406 `unsupported http method`).
 
@@ -47,6 +47,7 @@ class DebugFlags:
 
     top_n: int = 0
     filter_failure: bool = False
+    verbosity: int = 0
 
     def set_top_n(self, value: str) -> str:
         """`DebugScoresSetter`: parse N (Go's Atoi) and set it; the reply text."""
@@ -74,6 +75,18 @@ class DebugFlags:
                 f"failed set debugFilterFailure {value}: strconv.ParseBool: parsing {_go_quote(text)}: invalid syntax"
             )
         return f"successfully set debugFilterFailure to {text}"
+
+    def set_verbosity(self, value: str) -> str:
+        """kube's `GlogSetter` (`/debug/flags/v`): klog's verbosity, here the `scheduler` loggers'
+        level (V >= 4 DEBUG, 1-3 INFO, 0 WARNING); the reply text."""
+        text = value.strip()
+        if not _GO_INT.fullmatch(text) or not -(2**31) <= int(text) < 2**31:
+            reason = "invalid syntax" if not _GO_INT.fullmatch(text) else "value out of range"
+            raise FlagError(f"failed set klog.logging.verbosity {value}: strconv.ParseInt: parsing {_go_quote(text)}: {reason}")
+        self.verbosity = int(text)
+        level = logging.DEBUG if self.verbosity >= 4 else logging.INFO if self.verbosity >= 1 else logging.WARNING
+        logging.getLogger("scheduler").setLevel(level)
+        return f"successfully set klog.logging.verbosity to {text}"
 
 
 def flag_handler(setter: Any) -> Handler:

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from scheduler.framework.images import build_image_index
 from scheduler.framework.interface import Handle, PluginFactory
 from scheduler.frameworkext.controllers import ControllerRegistry, Leadership
 from scheduler.frameworkext.debug import DebugFlags, flag_handler, log_filter_failures
@@ -101,8 +102,19 @@ class Extender:
     def bind(self, scheduler: Any) -> None:
         """Attach to a Scheduler whose profiles are built: the runtime reaches hooks and flags."""
         self.scheduler = scheduler
+        metrics = getattr(scheduler, "metrics", None)
+        if metrics is not None:
+            # Controllers that fail to start or stop are logged and counted; the engine goes on.
+            self.controllers.on_error = metrics.background_error
         for fwk in scheduler.profiles.values():
             fwk.extension = self.extended_handle(fwk.handle)
+        # The first NextPod plugin of any profile is asked before the queue; later ones are skipped
+        # ("NextPodPlugin already registered", framework_extender_factory.go).
+        for fwk in scheduler.profiles.values():
+            for name, plugin in fwk.plugins.items():
+                next_pod = getattr(plugin, "next_pod", None)
+                if callable(next_pod) and scheduler.queue.next_pod is None:
+                    scheduler.queue.next_pod = (name, next_pod)
 
     def run(self) -> None:
         """The engine is serving: start the controllers if this instance leads."""
@@ -144,6 +156,7 @@ class Extender:
         # Unlisted like kube's /debug/flags handlers, and not behind the leader gate.
         self.services.add(ANY_METHOD, "/debug/flags/s", flag_handler(self.flags.set_top_n), listed=False)
         self.services.add(ANY_METHOD, "/debug/flags/f", flag_handler(self.flags.set_filter_failure), listed=False)
+        self.services.add(ANY_METHOD, "/debug/flags/v", flag_handler(self.flags.set_verbosity), listed=False)
 
     def _list_services(self, request: Request) -> tuple[int, Any]:
         return 200, self.services.listing()
@@ -163,8 +176,6 @@ def _image_nodes(snapshot: Any) -> dict[str, tuple[int, int]]:
     """Image name -> (size, nodes holding it), cached until nodes change."""
 
     def build() -> dict[str, tuple[int, int]]:
-        from scheduler.plugins.imagelocality import build_image_index
-
         index = build_image_index(snapshot)
         return {name: (s.size, s.num_nodes) for name, s in index.summaries.items()}
 

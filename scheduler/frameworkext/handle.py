@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
+from scheduler.cluster.events import WatchEvent
 from scheduler.cluster.informer import pod_informer_view, visible
-from scheduler.cluster.simulated import WatchEvent
 from scheduler.framework.interface import Handle, WaitingPod
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.snapshot import Snapshot

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scheduler.framework.interface import Handle, Plugin, PluginFactory
+from scheduler.framework.interface import DuplicatePluginError, Handle, Plugin, PluginFactory
 
 if TYPE_CHECKING:
     from scheduler.frameworkext.extender import Extender
@@ -50,9 +50,6 @@ def with_plugin(name: str, factory: PluginFactory) -> Option:
     """Register an out-of-tree plugin by name; the name must not be taken."""
 
     def option(extender: Extender, registry: dict[str, PluginFactory]) -> None:
-        # Imported here: the in-tree registry imports every plugin, which frameworkext must not need.
-        from scheduler.plugins.registry import DuplicatePluginError
-
         if name in registry:
             raise DuplicatePluginError(f"a plugin named {name} already exists")
         registry[name] = plugin_factory_proxy(extender, factory)

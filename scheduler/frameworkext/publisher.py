@@ -208,7 +208,7 @@ class AttemptView(Protocol):
 
 
 def attempt_message(record: AttemptView) -> dict[str, Any]:
-    """The websocket message of one attempt (DESIGN section 6), with its top-N rows."""
+    """The websocket message of one attempt (docs/architecture.md, "The live message"), with its top-N rows."""
     message: dict[str, Any] = {
         "type": "attempt",
         "at": format_time(record.at),

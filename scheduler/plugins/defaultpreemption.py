@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from scheduler.api.objects import Pod, PodDisruptionBudget
 from scheduler.config.args import DefaultPreemptionArgs
+from scheduler.config.features import KNOWN_FEATURES
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.types import (
@@ -149,8 +150,6 @@ def _gate_enabled(handle: Any, gate: str) -> bool:
     sched = getattr(handle, "scheduler", None)
     gates = getattr(sched, "feature_gates", None)
     if gates is None:
-        from scheduler.config.features import KNOWN_FEATURES
-
         return KNOWN_FEATURES[gate].default
     return bool(gates.enabled(gate))
 
@@ -245,7 +244,10 @@ class DefaultPreemption:
     def may_hold_victims(self, pod: Pod, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
         """Per snapshot row, whether a pod there has lower priority than `pod`; None when custom
         eligibility rules apply (then only select_victims_on_node can tell)."""
-        if self.is_eligible_pod is not _always_eligible or type(self).is_preemption_allowed is not DefaultPreemption.is_preemption_allowed:
+        if (
+            self.is_eligible_pod is not _always_eligible
+            or type(self).is_preemption_allowed is not DefaultPreemption.is_preemption_allowed
+        ):
             return None
         lowest: npt.NDArray[np.int64] = self.handle.snapshot.lowest_priority
         return lowest[rows] < pod.effective_priority
@@ -301,7 +303,10 @@ class DefaultPreemption:
         """
         if type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
             return None
-        if self.is_eligible_pod is not _always_eligible or type(self).is_preemption_allowed is not DefaultPreemption.is_preemption_allowed:
+        if (
+            self.is_eligible_pod is not _always_eligible
+            or type(self).is_preemption_allowed is not DefaultPreemption.is_preemption_allowed
+        ):
             return None
         handle = self.handle
         fwk: Any = getattr(handle, "framework", None)

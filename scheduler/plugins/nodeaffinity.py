@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from scheduler.api.affinity import PreferredSchedulingTerm
+from scheduler.api.fielderrors import invalid
 from scheduler.api.fields import join
-from scheduler.api.objects import Node, Pod, PreferredSchedulingTerm
+from scheduler.api.names import is_qualified_name, is_valid_label_value
+from scheduler.api.objects import Node, Pod
 from scheduler.api.selectors import NodeSelector, NodeSelectorTerm, Requirement, parse_go_int
 from scheduler.config.args import NodeAffinityArgs
-from scheduler.config.errors import invalid
-from scheduler.config.names import is_qualified_name, is_valid_label_value
+from scheduler.framework import signers
 from scheduler.framework.helpers import default_normalize_score
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
@@ -54,6 +56,7 @@ OBJECT_NAME_FIELD = "metadata.name"
 
 BoolArray = npt.NDArray[np.bool_]
 PosArray = npt.NDArray[np.int64]
+
 
 # ----- selector parsing, as labels.NewRequirement and the field selector builder check it -----------
 def parse_int64(text: str) -> int | None:
@@ -295,6 +298,12 @@ class NodeAffinity:
     """Filter by nodeSelector/required affinity; score by matching preferred terms."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """Node affinity (required and preferred terms) and spec.nodeSelector."""
+        return signers.signed(
+            (signers.NODE_AFFINITY, signers.node_affinity(pod)), (signers.NODE_SELECTOR, signers.node_selector(pod))
+        )
 
     def __init__(
         self,

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import (
@@ -47,6 +48,10 @@ class NodeName:
     """Filter nodes by the pod's spec.nodeName."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """spec.nodeName."""
+        return signers.signed((signers.NODE_NAME, pod.node_name))
 
     def events_to_register(self) -> list[ClusterEvent]:
         """Only a new node can be the named one (queueing hints on, as upstream's default)."""

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Pod
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo, ProtocolPort
 from scheduler.framework.types import (
@@ -75,7 +76,11 @@ def ports_conflict(wanted: tuple[ProtocolPort, ...], used: tuple[ProtocolPort, .
     for want in wanted:
         for have in used:
             if have.port == want.port and have.protocol == want.protocol:
-                if want.host_ip == DEFAULT_BIND_ALL_HOST_IP or have.host_ip == DEFAULT_BIND_ALL_HOST_IP or have.host_ip == want.host_ip:
+                if (
+                    want.host_ip == DEFAULT_BIND_ALL_HOST_IP
+                    or have.host_ip == DEFAULT_BIND_ALL_HOST_IP
+                    or have.host_ip == want.host_ip
+                ):
                     return True
     return False
 
@@ -104,9 +109,16 @@ class NodePorts:
 
     name = NAME
 
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """The host ports."""
+        return signers.signed((signers.HOST_PORTS, signers.host_ports(pod)))
+
     def events_to_register(self) -> list[ClusterEvent]:
         """A pod deleted (its ports freed) or a node added (queueing hints on, as upstream's default)."""
-        return [ClusterEvent("Pod", ActionType.DELETE, hint=is_schedulable_after_pod_deleted), ClusterEvent("Node", ActionType.ADD)]
+        return [
+            ClusterEvent("Pod", ActionType.DELETE, hint=is_schedulable_after_pod_deleted),
+            ClusterEvent("Node", ActionType.ADD),
+        ]
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         """Skip when the pod asks for no host port."""

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
 from scheduler.api.selectors import Taint
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import (
@@ -59,6 +60,10 @@ class NodeUnschedulable:
     """Filter out nodes with spec.unschedulable set."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """Tolerations decide whether an unschedulable node is tolerated."""
+        return signers.signed((signers.TOLERATIONS, signers.tolerations(pod)))
 
     def events_to_register(self) -> list[ClusterEvent]:
         """Node added or re-tainted (uncordon); the pod's tolerations changed (queueing hints on)."""

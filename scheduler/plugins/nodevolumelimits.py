@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.api.objects import Pod, Volume
+from scheduler.api.objects import Pod
 from scheduler.api.storage import MIGRATED_PLUGINS_ANNOTATION, CSINode, PersistentVolumeClaim
+from scheduler.api.volumes import Volume
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import (
@@ -57,6 +59,10 @@ class NodeVolumeLimits:
     """Filter: the node's per-driver attach limits must hold with the pod's new volumes."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """The volumes but configMaps and secrets."""
+        return signers.signed((signers.VOLUMES, signers.volumes(pod)))
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from scheduler.framework.interface import PluginFactory
+from scheduler.framework.interface import DuplicatePluginError, PluginFactory
 from scheduler.plugins import (
     defaultbinder,
     defaultpreemption,
+    gangscheduling,
     imagelocality,
     nodeaffinity,
     nodename,
@@ -46,15 +47,12 @@ IN_TREE: dict[str, PluginFactory] = {
     balanced_allocation.NAME: balanced_allocation.new,
     imagelocality.NAME: imagelocality.new,
     defaultbinder.NAME: defaultbinder.new,
+    gangscheduling.NAME: gangscheduling.new,
     coscheduling.NAME: coscheduling.new,
     reservation.NAME: reservation.new,
     loadaware.NAME: loadaware.new,
     nodenumaresource.NAME: nodenumaresource.new,
 }
-
-
-class DuplicatePluginError(ValueError):
-    """A plugin name registered twice."""
 
 
 def new_registry(*extra: tuple[str, PluginFactory]) -> dict[str, PluginFactory]:

@@ -43,7 +43,9 @@ class SchedulingGates:
 
     def events_to_register(self) -> list[ClusterEvent]:
         """An update that removes the pod's last gate (queueing hints on, as upstream's default)."""
-        return [ClusterEvent("Pod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, hint=is_schedulable_after_gates_eliminated)]
+        return [
+            ClusterEvent("Pod", ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, hint=is_schedulable_after_gates_eliminated)
+        ]
 
 
 def new(args: object | None, handle: Handle) -> SchedulingGates:

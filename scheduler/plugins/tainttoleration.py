@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
 from scheduler.api.selectors import Taint, Toleration, tolerates_all
+from scheduler.framework import signers
 from scheduler.framework.helpers import default_normalize_score
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
@@ -89,6 +90,10 @@ class TaintToleration:
     """Filter on hard taints; score by the count of untolerated PreferNoSchedule taints (reversed)."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """The tolerations."""
+        return signers.signed((signers.TOLERATIONS, signers.tolerations(pod)))
 
     def __init__(self, handle: Handle | None = None) -> None:
         self.handle = handle

@@ -33,6 +33,8 @@ from scheduler.api.storage import (
     match_topology_selector_terms,
 )
 from scheduler.config.args import MAX_CUSTOM_PRIORITY_SCORE, UtilizationShapePoint, VolumeBindingArgs
+from scheduler.config.features import KNOWN_FEATURES
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import (
@@ -252,7 +254,9 @@ class VolumeBinder:
                 return False, True
         return True, True
 
-    def has_enough_capacity(self, provisioner: str, claim: PersistentVolumeClaim, class_name: str, node: Node) -> tuple[bool, CSIStorageCapacity | None]:
+    def has_enough_capacity(
+        self, provisioner: str, claim: PersistentVolumeClaim, class_name: str, node: Node
+    ) -> tuple[bool, CSIStorageCapacity | None]:
         """CSIStorageCapacity check for drivers that publish capacity (`hasEnoughCapacity`)."""
         if claim.request == 0:
             return True, None
@@ -271,7 +275,9 @@ class VolumeBinder:
                 return True, cap
         return False, None
 
-    def check_volume_provisions(self, claims: list[PersistentVolumeClaim], node: Node) -> tuple[bool, bool, list[DynamicProvision]]:
+    def check_volume_provisions(
+        self, claims: list[PersistentVolumeClaim], node: Node
+    ) -> tuple[bool, bool, list[DynamicProvision]]:
         """(provisioning possible, enough storage, provisions) for claims without a PV."""
         provisions = []
         for claim in claims:
@@ -388,7 +394,9 @@ class VolumeBinder:
     def bind(self, pod: Pod, volumes: PodVolumes) -> None:
         """Write the assumed PVs and claims to the cluster (`BindPodVolumes`)."""
         try:
-            self.lister.bind_pod_volumes(pod, [b.pv for b in volumes.static_bindings], [d.pvc for d in volumes.dynamic_provisions])
+            self.lister.bind_pod_volumes(
+                pod, [b.pv for b in volumes.static_bindings], [d.pvc for d in volumes.dynamic_provisions]
+            )
         finally:
             # The cluster's objects are now the truth; the assume cache steps aside.
             self.revert(volumes)
@@ -422,8 +430,6 @@ def _gate_enabled(handle: Handle, gate: str) -> bool:
     sched = getattr(handle, "scheduler", None)
     gates = getattr(sched, "feature_gates", None)
     if gates is None:
-        from scheduler.config.features import KNOWN_FEATURES
-
         return KNOWN_FEATURES[gate].default
     return bool(gates.enabled(gate))
 
@@ -432,6 +438,10 @@ class VolumeBinding:
     """PreFilter, Filter, PreScore/Score, Reserve/Unreserve and PreBind for a pod's claims."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """The volumes but configMaps and secrets."""
+        return signers.signed((signers.VOLUMES, signers.volumes(pod)))
 
     def __init__(self, args: VolumeBindingArgs, handle: Handle, capacity_scoring: bool) -> None:
         self.args = args
@@ -602,5 +612,7 @@ def new(args: Any, handle: Handle) -> VolumeBinding:
         raise TypeError(f"want args to be of type VolumeBindingArgs, got {type(args).__name__}")
     capacity_scoring = _gate_enabled(handle, "StorageCapacityScoring")
     if args.shape is not None and not capacity_scoring:
-        raise ValueError("shape: Invalid value: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")
+        raise ValueError(
+            "shape: Invalid value: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"
+        )
     return VolumeBinding(args, handle, capacity_scoring)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.api.objects import Pod, Volume
+from scheduler.api.objects import Pod
+from scheduler.api.volumes import Volume
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.types import (
@@ -82,6 +84,10 @@ class VolumeRestrictions:
     """PreFilter counts ReadWriteOncePod claims in use; Filter checks disks and that count."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """The volumes but configMaps and secrets."""
+        return signers.signed((signers.VOLUMES, signers.volumes(pod)))
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

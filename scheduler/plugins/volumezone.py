@@ -8,6 +8,7 @@ from typing import Any
 
 from scheduler.api.objects import Pod
 from scheduler.api.storage import PersistentVolume
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import (
@@ -83,6 +84,10 @@ class VolumeZone:
     """PreFilter reads the pod's PVs' topology; Filter compares it with the node's labels."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """The volumes but configMaps and secrets."""
+        return signers.signed((signers.VOLUMES, signers.volumes(pod)))
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

@@ -29,9 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Pod, PodDisruptionBudget
-from scheduler.cluster.simulated import APIError, NotFoundError
+from scheduler.cluster.errors import APIError, NotFoundError
 from scheduler.framework.nodeinfo import NodeInfo
-from scheduler.framework.types import Code, CycleState, Status, error, unresolvable, unschedulable
+from scheduler.framework.types import Code, CycleState, Status, error, fit_error_message, unresolvable, unschedulable
 
 VICTIMS_KEY = "preemption/victims"
 """Cycle state key: the chosen candidate's victims (list of Pods), read by the attempt record."""
@@ -199,7 +199,7 @@ def aggregate_errors(messages: list[str]) -> str:
     return "[" + ", ".join(seen) + "]"
 
 
-def fit_error_message(num_all_nodes: int, statuses: dict[str, Status]) -> str:
+def dry_run_fit_error(num_all_nodes: int, statuses: dict[str, Status]) -> str:
     """FitError text for a failed dry run; nodes not dry-run count as "Preemption is not helpful"."""
     counts: dict[str, int] = {}
     # Nodes without a possible victim share one Status object, entered one after another: count
@@ -211,11 +211,7 @@ def fit_error_message(num_all_nodes: int, statuses: dict[str, Status]) -> str:
     absent = num_all_nodes - len(statuses)
     if absent > 0:
         counts[NOT_HELPFUL] = counts.get(NOT_HELPFUL, 0) + absent
-    parts = sorted(f"{v} {k}" for k, v in counts.items())
-    msg = f"0/{num_all_nodes} nodes are available:"
-    if parts:
-        msg += f" {', '.join(parts)}."
-    return msg
+    return fit_error_message(num_all_nodes, "", (), "", counts)
 
 
 def disruption_condition(preemptor: Pod) -> dict[str, str]:
@@ -325,7 +321,7 @@ class Evaluator:
         if err and not candidates:
             return None, error(err)
         if not candidates:
-            return "", unschedulable(fit_error_message(snapshot.num_nodes, node_statuses))
+            return "", unschedulable(dry_run_fit_error(snapshot.num_nodes, node_statuses))
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, unschedulable(NO_CANDIDATE)
@@ -519,7 +515,9 @@ class Evaluator:
             condition = disruption_condition(preemptor)
             if not _has_condition(victim, condition):
                 try:
-                    yield from self._api_call("patch", victim, lambda: cluster.add_pod_condition(victim, condition), "DisruptionTarget patch", preemptor)
+                    yield from self._api_call(
+                        "patch", victim, lambda: cluster.add_pod_condition(victim, condition), "DisruptionTarget patch", preemptor
+                    )
                 except NotFoundError:
                     return None  # the victim is already gone
             try:
@@ -551,7 +549,11 @@ class Evaluator:
                 continue
             try:
                 yield from self._api_call(
-                    "patch", current, functools.partial(cluster.set_nominated_node, current, ""), "nominatedNodeName clear", preemptor
+                    "patch",
+                    current,
+                    functools.partial(cluster.set_nominated_node, current, ""),
+                    "nominatedNodeName clear",
+                    preemptor,
                 )
             except APIError as exc:
                 failures.append(str(exc))
@@ -753,8 +755,8 @@ __all__ = [
     "aggregate_errors",
     "default_score_funcs",
     "disruption_condition",
+    "dry_run_fit_error",
     "earliest_start_time_of_highest_priority",
-    "fit_error_message",
     "more_important_pod",
     "pick_one_node_for_preemption",
     "pod_start_time",

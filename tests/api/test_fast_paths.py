@@ -17,8 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.api import selectors
-from scheduler.api.blockyaml import _ODD, Unsupported, checked_lines
-from scheduler.api.documents import MAX_DEPTH, DocumentError, Item, read_documents
 from scheduler.api.fields import (
     FieldError,
     boolean,
@@ -37,7 +35,10 @@ from scheduler.api.fields import (
     string_map,
     timestamp,
 )
-from scheduler.api.objects import _field_amounts, _resource_amounts, pack, parse_pod, pod_requests, to_resource_list, unpack
+from scheduler.api.objects import _field_amounts, pack, parse_pod, pod_requests, resource_amounts, to_resource_list, unpack
+from scheduler.io.blockyaml import _ODD, Unsupported, checked_lines
+from scheduler.io.documents import MAX_DEPTH, DocumentError, Item, read_documents
+from tests.support.examples import examples
 
 scalars = st.one_of(
     st.none(),
@@ -78,8 +79,11 @@ PLAIN: list[tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...]]] = [
 ]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
-@given(st.one_of(st.just({}), st.dictionaries(st.sampled_from(["k", "other"]), values, max_size=2)), st.sampled_from(["", "spec", "a.b[0]"]))
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
+@given(
+    st.one_of(st.just({}), st.dictionaries(st.sampled_from(["k", "other"]), values, max_size=2)),
+    st.sampled_from(["", "spec", "a.b[0]"]),
+)
 def test_field_reads_equal_the_plain_reads(data: dict[str, Any], path: str) -> None:
     for fast, plain, extra in PLAIN:
         got = outcome(fast, data, "k", path, *extra)
@@ -94,7 +98,7 @@ def test_field_time_accepts_a_datetime_as_timestamp_does() -> None:
     assert field_time({"t": moment}, "t", "") == timestamp(moment, "t") == moment.timestamp()
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(
     st.dictionaries(
         st.sampled_from(["requests", "limits"]),
@@ -112,7 +116,7 @@ def test_field_time_accepts_a_datetime_as_timestamp_does() -> None:
 def test_resource_amounts_equal_the_plain_read(data: dict[str, Any]) -> None:
     for key in ("requests", "limits"):
         got = outcome(_field_amounts, data, key, "spec.resources")
-        want = outcome(_resource_amounts, data.get(key), join("spec.resources", key))
+        want = outcome(resource_amounts, data.get(key), join("spec.resources", key))
         assert got == want
 
 
@@ -128,7 +132,7 @@ TOLERATION = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
+@settings(max_examples=examples(400), deadline=None, derandomize=True)
 @given(st.lists(st.lists(st.one_of(TOLERATION, scalars), min_size=1, max_size=3), min_size=1, max_size=6))
 def test_tolerations_cache_answers_as_the_parser(lists: list[list[Any]]) -> None:
     # Lists that compare equal but differ in type (300 and 300.0, 1 and True) follow each other.
@@ -142,16 +146,30 @@ def test_tolerations_cache_answers_as_the_parser(lists: list[list[Any]]) -> None
 @pytest.mark.parametrize(
     ("first", "second", "error"),
     [
-        ([{"key": "a", "operator": "Exists", "tolerationSeconds": 300}], [{"key": "a", "operator": "Exists", "tolerationSeconds": 300.0}], "tolerationSeconds: expected an integer, got 300.0"),
-        ([{"key": "a", "operator": "Exists", "tolerationSeconds": 1}], [{"key": "a", "operator": "Exists", "tolerationSeconds": True}], "tolerationSeconds: expected an integer, got True"),
-        ([{"key": "a", "operator": "Exists"}], [{"key": "a", "operator": ["Exists"]}], "operator: expected a string, got list ['Exists']"),
+        (
+            [{"key": "a", "operator": "Exists", "tolerationSeconds": 300}],
+            [{"key": "a", "operator": "Exists", "tolerationSeconds": 300.0}],
+            "tolerationSeconds: expected an integer, got 300.0",
+        ),
+        (
+            [{"key": "a", "operator": "Exists", "tolerationSeconds": 1}],
+            [{"key": "a", "operator": "Exists", "tolerationSeconds": True}],
+            "tolerationSeconds: expected an integer, got True",
+        ),
+        (
+            [{"key": "a", "operator": "Exists"}],
+            [{"key": "a", "operator": ["Exists"]}],
+            "operator: expected a string, got list ['Exists']",
+        ),
     ],
     ids=["float-after-int", "bool-after-int", "list-after-string"],
 )
 def test_a_cached_toleration_list_does_not_pass_a_bad_lookalike(first: list[Any], second: list[Any], error: str) -> None:
     selectors._TOLERATIONS.clear()
     selectors.parse_tolerations(first, "spec.tolerations")
-    with pytest.raises(FieldError, match="^spec.tolerations\\[0\\]." + error.replace("[", "\\[").replace("]", "\\]").replace(".", "\\.") + "$"):
+    with pytest.raises(
+        FieldError, match="^spec.tolerations\\[0\\]." + error.replace("[", "\\[").replace("]", "\\]").replace(".", "\\.") + "$"
+    ):
         selectors.parse_tolerations(second, "spec.tolerations")
 
 
@@ -162,7 +180,7 @@ def test_pods_of_one_workload_share_their_tolerations() -> None:
     assert one.tolerations[0].toleration_seconds == 300
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(st.dictionaries(st.text(max_size=5), values, max_size=4))
 def test_packed_documents_come_back_equal_and_fresh(doc: dict[str, Any]) -> None:
     packed = pack(doc)
@@ -215,12 +233,30 @@ def test_ascii_check_of_the_line_reader_refuses_what_the_pattern_refuses(code: i
     assert refused == (_ODD.search(text) is not None)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(
-    st.lists(st.fixed_dictionaries({"name": st.just("c")}, optional={"resources": st.fixed_dictionaries({}, optional={
-        "requests": st.dictionaries(st.sampled_from(["cpu", "memory", "example.com/gpu"]), st.sampled_from(["0", "100m", "1.5", "1Gi", "3"]), max_size=3),
-        "limits": st.dictionaries(st.sampled_from(["cpu", "memory"]), st.sampled_from(["200m", "2Gi", "4"]), max_size=2),
-    })}), min_size=1, max_size=2),
+    st.lists(
+        st.fixed_dictionaries(
+            {"name": st.just("c")},
+            optional={
+                "resources": st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "requests": st.dictionaries(
+                            st.sampled_from(["cpu", "memory", "example.com/gpu"]),
+                            st.sampled_from(["0", "100m", "1.5", "1Gi", "3"]),
+                            max_size=3,
+                        ),
+                        "limits": st.dictionaries(
+                            st.sampled_from(["cpu", "memory"]), st.sampled_from(["200m", "2Gi", "4"]), max_size=2
+                        ),
+                    },
+                )
+            },
+        ),
+        min_size=1,
+        max_size=2,
+    ),
     st.booleans(),
 )
 def test_one_container_requests_equal_the_sum(containers: list[dict[str, Any]], overhead: bool) -> None:

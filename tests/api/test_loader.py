@@ -57,7 +57,10 @@ def test_services_and_controllers_are_read_for_default_spreading(tmp_path: pathl
     assert headless.selector is None  # no spec.selector: selects nothing
     assert [(o.namespace, o.name) for o in objs.replication_controllers] == [("default", "rc")]
     (rs,) = objs.replica_sets
-    assert rs.selector is not None and [(r.key, r.operator) for r in rs.selector.requirements] == [("app", "In"), ("tier", "Exists")]
+    assert rs.selector is not None and [(r.key, r.operator) for r in rs.selector.requirements] == [
+        ("app", "In"),
+        ("tier", "Exists"),
+    ]
     assert [o.name for o in objs.stateful_sets] == ["db"]
 
 
@@ -110,10 +113,16 @@ def test_priority_from_class_and_global_default(tmp_path: pathlib.Path) -> None:
     ("text", "parts"),
     [
         ("kind: Node\nmetadata: {name: [unclosed\n", ["e.yaml", "invalid YAML", "line"]),
-        (NODE + "---\n" + POD.replace("image: i", "image: i, resources: {requests: {cpu: lots}}"), ["e.yaml", "document 2", "Pod ns/p", "spec.containers[0].resources.requests.cpu", "lots"]),
+        (
+            NODE + "---\n" + POD.replace("image: i", "image: i, resources: {requests: {cpu: lots}}"),
+            ["e.yaml", "document 2", "Pod ns/p", "spec.containers[0].resources.requests.cpu", "lots"],
+        ),
         ("apiVersion: v1\nmetadata: {name: x}\n", ["e.yaml", "document 1", "kind", "is required"]),
         (NODE + "---\n" + NODE, ["e.yaml", "document 2", "duplicate Node"]),
-        (POD.replace("spec: {", "spec: {priorityClassName: nope, "), ["spec.priorityClassName", "no PriorityClass with name nope was found"]),
+        (
+            POD.replace("spec: {", "spec: {priorityClassName: nope, "),
+            ["spec.priorityClassName", "no PriorityClass with name nope was found"],
+        ),
     ],
     ids=["bad-yaml", "bad-quantity", "no-kind", "duplicate", "unknown-priority-class"],
 )

@@ -8,7 +8,7 @@ import pytest
 
 from scheduler.api.fields import FieldError
 from scheduler.api.objects import parse_node, parse_pod
-from tests.builders import make_pod
+from tests.support.builders import make_pod
 
 
 def container(cpu: str | None = None, memory: str | None = None, restart: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -32,16 +32,41 @@ def container(cpu: str | None = None, memory: str | None = None, restart: str | 
         ),
         (
             # A sidecar (restartable init container) adds to the pod's total and to later init containers.
-            {"containers": [container("1", "1Gi")], "initContainers": [container("500m", "100Mi", "Always"), container("2", "1Gi")]},
+            {
+                "containers": [container("1", "1Gi")],
+                "initContainers": [container("500m", "100Mi", "Always"), container("2", "1Gi")],
+            },
             {"cpu": 2500, "memory": 2**30 + 100 * 2**20},
             (2500, 2**30 + 100 * 2**20),
         ),
-        ({"containers": [container("1", "1Gi")], "overhead": {"cpu": "250m", "memory": "120Mi"}}, {"cpu": 1250, "memory": 2**30 + 120 * 2**20}, (1250, 2**30 + 120 * 2**20)),
-        ({"containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}]}, {"cpu": 2000, "memory": 2**30}, (2000, 2**30)),
-        ({"containers": [container("1", "1Gi")], "resources": {"requests": {"cpu": "3"}}}, {"cpu": 3000, "memory": 2**30}, (3000, 2**30)),
+        (
+            {"containers": [container("1", "1Gi")], "overhead": {"cpu": "250m", "memory": "120Mi"}},
+            {"cpu": 1250, "memory": 2**30 + 120 * 2**20},
+            (1250, 2**30 + 120 * 2**20),
+        ),
+        (
+            {"containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}]},
+            {"cpu": 2000, "memory": 2**30},
+            (2000, 2**30),
+        ),
+        (
+            {"containers": [container("1", "1Gi")], "resources": {"requests": {"cpu": "3"}}},
+            {"cpu": 3000, "memory": 2**30},
+            (3000, 2**30),
+        ),
         ({"containers": [container("100m", None), container("100m", None)]}, {"cpu": 200}, (200, 400 * 1024 * 1024)),
     ],
-    ids=["two-containers", "best-effort", "explicit-zero", "init-max", "sidecar", "overhead", "limits-default-requests", "pod-level", "missing-memory"],
+    ids=[
+        "two-containers",
+        "best-effort",
+        "explicit-zero",
+        "init-max",
+        "sidecar",
+        "overhead",
+        "limits-default-requests",
+        "pod-level",
+        "missing-memory",
+    ],
 )
 def test_pod_requests(spec: dict[str, Any], requests: dict[str, int], nonzero: tuple[int, int]) -> None:
     pod = parse_pod({"metadata": {"name": "p"}, "spec": spec})
@@ -54,10 +79,27 @@ def test_pod_requests(spec: dict[str, Any], requests: dict[str, int], nonzero: t
     [
         ({"metadata": {"name": "p"}, "spec": {"containers": [container("abc")]}}, "spec.containers[0].resources.requests.cpu"),
         ({"metadata": {}, "spec": {}}, "metadata.name"),
-        ({"metadata": {"name": "p"}, "spec": {"tolerations": [{"key": "a", "operator": "Like"}]}}, "spec.tolerations[0].operator"),
+        (
+            {"metadata": {"name": "p"}, "spec": {"tolerations": [{"key": "a", "operator": "Like"}]}},
+            "spec.tolerations[0].operator",
+        ),
         ({"metadata": {"name": "p"}, "spec": {"priority": "high"}}, "spec.priority"),
-        ({"metadata": {"name": "p"}, "spec": {"topologySpreadConstraints": [{"maxSkew": 0, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]}}, "spec.topologySpreadConstraints[0].maxSkew"),
-        ({"metadata": {"name": "p"}, "spec": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}}]}}}}, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"),
+        (
+            {
+                "metadata": {"name": "p"},
+                "spec": {"topologySpreadConstraints": [{"maxSkew": 0, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]},
+            },
+            "spec.topologySpreadConstraints[0].maxSkew",
+        ),
+        (
+            {
+                "metadata": {"name": "p"},
+                "spec": {
+                    "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}}]}}
+                },
+            },
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey",
+        ),
         ({"metadata": {"name": "p", "labels": {"a": 1}}, "spec": {}}, "metadata.labels.a"),
     ],
     ids=["bad-quantity", "no-name", "bad-operator", "bad-priority", "zero-skew", "no-topology-key", "label-not-string"],

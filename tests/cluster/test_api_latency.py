@@ -13,14 +13,14 @@ from collections.abc import Callable
 import pytest
 
 from scheduler.api.objects import Pod
-from scheduler.bench import add_arguments, run_bench
-from scheduler.cli import UsageError
+from scheduler.bench.run import add_arguments, run_bench
 from scheduler.clock import VirtualClock
 from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.loader import default_config
+from scheduler.options import UsageError
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from tests.support.builders import make_node, make_pod
 
 START = 1767225600.0
 
@@ -38,8 +38,18 @@ def bench(*argv: str) -> dict[str, object]:
     [
         ("--workload", "SchedulingBasic", "--nodes", "40", "--init-pods", "10", "--pods", "60"),
         ("--workload", "PreemptionAsync", "--nodes", "120", "--init-pods", "480", "--pods", "240"),
-        ("--workload", "PreemptionAsync", "--nodes", "120", "--init-pods", "480", "--pods", "240",
-         "--feature-gates", "SchedulerAsyncPreemption=false"),
+        (
+            "--workload",
+            "PreemptionAsync",
+            "--nodes",
+            "120",
+            "--init-pods",
+            "480",
+            "--pods",
+            "240",
+            "--feature-gates",
+            "SchedulerAsyncPreemption=false",
+        ),
     ],
     ids=["basic", "preemption-async", "preemption-sync"],
 )
@@ -97,8 +107,14 @@ def test_victims_are_preempted_in_parallel(gate: str) -> None:
         low = make_pod(f"low{i}", cpu="1", node_name="n0", priority=0)
         cluster.pods[low.uid] = low
     cluster.api_latency = 0.002
-    sched = Scheduler(default_config(), cluster, clock, new_registry(), seed=1,
-                      feature_gates=parse_feature_gates(f"SchedulerAsyncPreemption={gate}"))
+    sched = Scheduler(
+        default_config(),
+        cluster,
+        clock,
+        new_registry(),
+        seed=1,
+        feature_gates=parse_feature_gates(f"SchedulerAsyncPreemption={gate}"),
+    )
     waits: list[tuple[bool, float]] = []
     real = cluster.api_wait
     assert real is not None

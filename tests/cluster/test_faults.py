@@ -12,9 +12,10 @@ import yaml
 
 from scheduler.cli import main
 from scheduler.clock import VirtualClock
+from scheduler.cluster.errors import APIError, NotFoundError
 from scheduler.cluster.faults import FaultConfigError, FaultInjector, FaultRule, load_faults, parse_faults
-from scheduler.cluster.simulated import APIError, NotFoundError, SimulatedCluster
-from tests.builders import make_node, make_pod
+from scheduler.cluster.simulated import SimulatedCluster
+from tests.support.builders import make_node, make_pod
 
 START = 1767225600.0
 

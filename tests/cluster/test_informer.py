@@ -14,13 +14,15 @@ import pytest
 
 from scheduler.api.objects import Pod
 from scheduler.clock import VirtualClock
+from scheduler.cluster.errors import APIError
+from scheduler.cluster.events import WatchEvent
 from scheduler.cluster.informer import pod_informer_view
-from scheduler.cluster.simulated import APIError, SimulatedCluster, WatchEvent
+from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.loader import default_config
 from scheduler.frameworkext.handle import InformerFactory
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
-from tests.builders import make_node, make_pod
+from tests.support.builders import make_node, make_pod
 
 START = 1767225600.0
 
@@ -84,7 +86,7 @@ def start(nodes: int, pods: list[Pod]) -> tuple[Scheduler, SimulatedCluster]:
 
 
 def test_terminal_pods_hold_no_resources() -> None:
-    # The example: a Succeeded and a Failed 800m pod on two of three 1-CPU nodes; the 500m
+    # A Succeeded and a Failed 800m pod on two of three 1-CPU nodes; the 500m
     # pod fits all three, NodeResourcesFit 73 and BalancedAllocation 76 on each (as the
     # conformance case terminal-pods-hold-nothing derives from upstream's scorers).
     done = pod("done", "800m", "node-a", "Succeeded")
@@ -106,8 +108,11 @@ def test_a_pod_turning_terminal_leaves_the_cache_and_wakes_waiting_pods() -> Non
     sched, cluster = start(1, [running, pod("p", "500m")])
     sched.run()
     assert [(r.outcome, r.message) for r in sched.records] == [
-        ("Unschedulable", "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-         "1 No preemption victims found for incoming pod.")
+        (
+            "Unschedulable",
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+            "1 No preemption victims found for incoming pod.",
+        )
     ]
     assert sched.queue.where("uid-default-p") == "unschedulable"
     cluster.set_pod_phase(running, "Succeeded")

@@ -9,8 +9,9 @@ import pytest
 from scheduler.api.koordinator import parse_node_metric
 from scheduler.api.loader import ClusterObjects
 from scheduler.clock import VirtualClock
-from scheduler.cluster.simulated import SimulatedCluster, WatchEvent
-from tests.builders import make_node, make_pod
+from scheduler.cluster.events import WatchEvent
+from scheduler.cluster.simulated import SimulatedCluster
+from tests.support.builders import make_node, make_pod
 
 START = 1767225600.0
 
@@ -19,7 +20,12 @@ def metric_doc(name: str, status: dict[str, Any] | None = None, ratio: str | Non
     meta: dict[str, Any] = {"name": name}
     if ratio is not None:
         meta["annotations"] = {"simulation.schedconsole.io/usage-ratio": ratio}
-    doc: dict[str, Any] = {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric", "metadata": meta, "spec": {"metricCollectPolicy": {"reportIntervalSeconds": interval}}}
+    doc: dict[str, Any] = {
+        "apiVersion": "slo.koordinator.sh/v1alpha1",
+        "kind": "NodeMetric",
+        "metadata": meta,
+        "spec": {"metricCollectPolicy": {"reportIntervalSeconds": interval}},
+    }
     if status is not None:
         doc["status"] = status
     return doc
@@ -78,7 +84,17 @@ def test_loadaware_example_reads_the_simulated_reports() -> None:
     root = pathlib.Path(__file__).resolve().parents[2] / "examples" / "loadaware"
     out, err = io.StringIO(), io.StringIO()
     code = main(
-        ["simulate", "--cluster", str(root / "cluster.yaml"), "--config", str(root / "config.yaml"), "--now", "2026-01-01T00:00:00Z", "--seed", "1"],
+        [
+            "simulate",
+            "--cluster",
+            str(root / "cluster.yaml"),
+            "--config",
+            str(root / "config.yaml"),
+            "--now",
+            "2026-01-01T00:00:00Z",
+            "--seed",
+            "1",
+        ],
         out,
         err,
     )

@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 
 from scheduler.api.objects import Pod
+from scheduler.apicalls import STEP_WAIT_SECONDS
 from scheduler.clock import Clock
-from scheduler.cluster.simulated import APIError, SimulatedCluster
+from scheduler.cluster.errors import APIError
+from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.loader import default_config
 from scheduler.plugins.registry import new_registry
-from scheduler.scheduler import STEP_WAIT_SECONDS, Scheduler
-from tests.builders import make_node, make_pod
+from scheduler.scheduler import Scheduler
+from tests.support.builders import make_node, make_pod
 
 
 class RemoteCluster(SimulatedCluster):

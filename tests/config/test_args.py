@@ -8,6 +8,7 @@ from typing import Any, Self
 
 import pytest
 
+from scheduler.api.fielderrors import FieldIssue, invalid
 from scheduler.config import args as args_module
 from scheduler.config.args import (
     ARGS_TYPES,
@@ -27,8 +28,8 @@ from scheduler.config.args import (
     checked,
     register_args_type,
 )
-from scheduler.config.errors import ArgsDecodeError, FieldIssue, invalid
-from tests.config.builders import error_of, parse, with_profiles
+from scheduler.config.errors import ArgsDecodeError
+from tests.support.configs import error_of, parse, with_profiles
 
 ALL_ARGS = [
     DefaultPreemptionArgs,
@@ -174,9 +175,7 @@ DECODE_ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("cls", "data", "message"), [c[1:] for c in DECODE_ERROR_CASES], ids=[c[0] for c in DECODE_ERROR_CASES]
-)
+@pytest.mark.parametrize(("cls", "data", "message"), [c[1:] for c in DECODE_ERROR_CASES], ids=[c[0] for c in DECODE_ERROR_CASES])
 def test_decoding_is_strict(cls: type[PluginArgs], data: Any, message: str) -> None:
     with pytest.raises(ArgsDecodeError) as caught:
         cls.from_dict(data, "args")
@@ -302,8 +301,10 @@ VALIDATION_CASES: list[tuple[str, PluginArgs, list[str]]] = [
         "spread: whenUnsatisfiable contains unsupported action",
         spread({"maxSkew": 1, "topologyKey": "node", "whenUnsatisfiable": "unknown action"}),
         [
-            ('defaultConstraints[0].whenUnsatisfiable: Unsupported value: "unknown action": '
-            'supported values: "DoNotSchedule", "ScheduleAnyway"')
+            (
+                'defaultConstraints[0].whenUnsatisfiable: Unsupported value: "unknown action": '
+                'supported values: "DoNotSchedule", "ScheduleAnyway"'
+            )
         ],
     ),
     (
@@ -355,9 +356,7 @@ VALIDATION_CASES: list[tuple[str, PluginArgs, list[str]]] = [
         affinity(
             {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": "label-1", "operator": "In", "values": ["label-1-val"]}]}
-                    ]
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "label-1", "operator": "In", "values": ["label-1-val"]}]}]
                 },
                 "preferredDuringSchedulingIgnoredDuringExecution": [
                     {
@@ -389,10 +388,14 @@ VALIDATION_CASES: list[tuple[str, PluginArgs, list[str]]] = [
             }
         ),
         [
-            ("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key: "
-            f'Invalid value: "invalid/label/key": {QUALIFIED_NAME_SLASHES}'),
-            ("addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: "
-            'Invalid value: []string{"node-1", "node-2"}: must have one element'),
+            (
+                "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key: "
+                f'Invalid value: "invalid/label/key": {QUALIFIED_NAME_SLASHES}'
+            ),
+            (
+                "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: "
+                'Invalid value: []string{"node-1", "node-2"}: must have one element'
+            ),
         ],
     ),
     (
@@ -415,16 +418,26 @@ VALIDATION_CASES: list[tuple[str, PluginArgs, list[str]]] = [
             }
         ),
         [
-            ("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: "
-            'Unsupported value: "Near": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"'),
-            ("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].values: "
-            "Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty"),
-            ("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[2].values: "
-            'Invalid value: []string{"x"}: values set must be empty for exists and does not exist'),
-            ("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[3].values[0]: "
-            "Invalid value: \"one\": for 'Gt', 'Lt' operators, the value must be an integer"),
-            ("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].operator: "
-            'Unsupported value: "Exists": supported values: "In", "NotIn"'),
+            (
+                "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: "
+                'Unsupported value: "Near": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"'
+            ),
+            (
+                "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].values: "
+                "Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty"
+            ),
+            (
+                "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[2].values: "
+                'Invalid value: []string{"x"}: values set must be empty for exists and does not exist'
+            ),
+            (
+                "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[3].values[0]: "
+                "Invalid value: \"one\": for 'Gt', 'Lt' operators, the value must be an integer"
+            ),
+            (
+                "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].operator: "
+                'Unsupported value: "Exists": supported values: "In", "NotIn"'
+            ),
         ],
     ),
     (
@@ -453,8 +466,10 @@ VALIDATION_CASES: list[tuple[str, PluginArgs, list[str]]] = [
         "fit: unsupported strategy type",
         fit({"type": "Invalid"}),
         [
-            ('scoringStrategy.type: Unsupported value: "Invalid": '
-            'supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"')
+            (
+                'scoringStrategy.type: Unsupported value: "Invalid": '
+                'supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
+            )
         ],
     ),
     (
@@ -485,8 +500,10 @@ VALIDATION_CASES: list[tuple[str, PluginArgs, list[str]]] = [
         "fit: shape not increasing",
         fit(ratio((10, 1), (10, 2), (5, 3))),
         [
-            ("scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 10: "
-            "values must be sorted in increasing order")
+            (
+                "scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 10: "
+                "values must be sorted in increasing order"
+            )
         ],
     ),
     (

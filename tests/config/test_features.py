@@ -36,7 +36,11 @@ PARSE_CASES = [
         " SchedulerAsyncPreemption = false , PodLevelResources=False,",
         {"SchedulerAsyncPreemption": False, "PodLevelResources": False},
     ),
-    ("Go boolean spellings", "PodLevelResources=0,SchedulerPopFromBackoffQ=F", {"PodLevelResources": False, "SchedulerPopFromBackoffQ": False}),
+    (
+        "Go boolean spellings",
+        "PodLevelResources=0,SchedulerPopFromBackoffQ=F",
+        {"PodLevelResources": False, "SchedulerPopFromBackoffQ": False},
+    ),
     ("locked gate at its default", "SchedulerQueueingHints=true", {"SchedulerQueueingHints": True}),
 ]
 

@@ -20,7 +20,7 @@ from scheduler.config.args import (
 from scheduler.config.errors import ConfigError
 from scheduler.config.loader import default_config, load_config
 from scheduler.config.types import DEFAULT_PLUGINS, PluginRef, PluginSet
-from tests.config.builders import document, error_of, parse, with_profiles
+from tests.support.configs import document, error_of, parse, with_profiles
 
 DEFAULT_ARGS = {
     "DefaultPreemption": DefaultPreemptionArgs(),
@@ -201,8 +201,10 @@ VALIDATION_CASES: list[tuple[str, dict[str, Any], str]] = [
     (
         "different queue sort",
         with_profiles(profile("me", plugins=queue_sort("CustomSort")), profile("other", plugins=queue_sort("AnotherSort"))),
-        ('profiles[1].plugins.queueSort: Invalid value: {"enabled":[{"name":"AnotherSort"}],"disabled":[]}: '
-        "must be the same for all profiles"),
+        (
+            'profiles[1].plugins.queueSort: Invalid value: {"enabled":[{"name":"AnotherSort"}],"disabled":[]}: '
+            "must be the same for all profiles"
+        ),
     ),
     (
         "one empty queue sort",
@@ -403,20 +405,26 @@ TYPE_CASES: list[tuple[str, dict[str, Any], str]] = [
         with_profiles({"plugins": {"score": {"enabled": [{"name": "A", "weight": 2**31}]}}}),
         "profiles[0].plugins.score.enabled[0].weight: cannot unmarshal number 2147483648 into int32",
     ),
-    ("bad duration", document(leaderElection={"leaseDuration": "15"}), 'leaderElection.leaseDuration: time: invalid duration "15"'),
+    (
+        "bad duration",
+        document(leaderElection={"leaseDuration": "15"}),
+        'leaderElection.leaseDuration: time: invalid duration "15"',
+    ),
     (
         "args of another kind",
         with_profiles({"pluginConfig": [plugin_config("NodeAffinity", {"kind": "InterPodAffinityArgs"})]}),
-        ("profiles[0].pluginConfig[0].args: args for plugin NodeAffinity were not of type "
-        "NodeAffinityArgs.kubescheduler.config.k8s.io, got InterPodAffinityArgs.kubescheduler.config.k8s.io"),
+        (
+            "profiles[0].pluginConfig[0].args: args for plugin NodeAffinity were not of type "
+            "NodeAffinityArgs.kubescheduler.config.k8s.io, got InterPodAffinityArgs.kubescheduler.config.k8s.io"
+        ),
     ),
     (
         "args of an old version",
-        with_profiles(
-            {"pluginConfig": [plugin_config("NodeAffinity", {"apiVersion": "kubescheduler.config.k8s.io/v1beta3"})]}
+        with_profiles({"pluginConfig": [plugin_config("NodeAffinity", {"apiVersion": "kubescheduler.config.k8s.io/v1beta3"})]}),
+        (
+            'profiles[0].pluginConfig[0].args: no kind "NodeAffinityArgs" is registered for version '
+            '"kubescheduler.config.k8s.io/v1beta3"'
         ),
-        ('profiles[0].pluginConfig[0].args: no kind "NodeAffinityArgs" is registered for version '
-        '"kubescheduler.config.k8s.io/v1beta3"'),
     ),
 ]
 
@@ -430,7 +438,11 @@ def test_wrong_types_name_the_field(doc: dict[str, Any], message: str) -> None:
 
 TYPE_META_CASES: list[tuple[str, object, str]] = [
     ("not an object", ["a"], "expected a KubeSchedulerConfiguration object, got array"),
-    ("kind missing", {"apiVersion": "kubescheduler.config.k8s.io/v1"}, "Object 'Kind' is missing; set kind: KubeSchedulerConfiguration"),
+    (
+        "kind missing",
+        {"apiVersion": "kubescheduler.config.k8s.io/v1"},
+        "Object 'Kind' is missing; set kind: KubeSchedulerConfiguration",
+    ),
     (
         "apiVersion missing",
         {"kind": "KubeSchedulerConfiguration"},
@@ -439,14 +451,18 @@ TYPE_META_CASES: list[tuple[str, object, str]] = [
     (
         "old apiVersion",
         document(apiVersion="kubescheduler.config.k8s.io/v1beta2"),
-        ('no kind "KubeSchedulerConfiguration" is registered for version "kubescheduler.config.k8s.io/v1beta2" '
-        "(this scheduler reads apiVersion kubescheduler.config.k8s.io/v1, kind KubeSchedulerConfiguration)"),
+        (
+            'no kind "KubeSchedulerConfiguration" is registered for version "kubescheduler.config.k8s.io/v1beta2" '
+            "(this scheduler reads apiVersion kubescheduler.config.k8s.io/v1, kind KubeSchedulerConfiguration)"
+        ),
     ),
     (
         "wrong kind",
         document(kind="Policy"),
-        ('no kind "Policy" is registered for version "kubescheduler.config.k8s.io/v1" '
-        "(this scheduler reads apiVersion kubescheduler.config.k8s.io/v1, kind KubeSchedulerConfiguration)"),
+        (
+            'no kind "Policy" is registered for version "kubescheduler.config.k8s.io/v1" '
+            "(this scheduler reads apiVersion kubescheduler.config.k8s.io/v1, kind KubeSchedulerConfiguration)"
+        ),
     ),
     ("kind not a string", document(kind=1), "kind: cannot unmarshal number 1 into string"),
 ]

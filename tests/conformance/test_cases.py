@@ -16,12 +16,13 @@ import sys
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHARED_CASES = ROOT.parent / "shared" / "conformance" / "cases"
 CASES = sorted((ROOT / "tests" / "conformance" / "cases").glob("*.yaml")) + sorted(SHARED_CASES.glob("*.yaml"))
 CHECK = ROOT.parent / "shared" / "conformance" / "check.py"
-PENDING_TAGS = {
-}
+PENDING_TAGS = {}
 
 
 def in_ci() -> bool:
@@ -57,6 +58,9 @@ def test_case(case: pathlib.Path) -> None:
         pytest.skip(PENDING_TAGS[tag])
     proc = subprocess.run(
         [sys.executable, str(CHECK), str(case), "--python", sys.executable, "--verbose"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

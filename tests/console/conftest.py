@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,24 +14,18 @@ from rest_framework.test import APIClient
 from schedconsole.engine import bridge
 from schedconsole.engine import host as host_module
 from schedconsole.engine.store import save_documents
+from tests.support.builders import node_doc, pod_doc
+from tests.support.waits import wait_for
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", zone: str = "zone-a", **spec: Any) -> dict[str, Any]:
-    """A Node document."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
-        "spec": spec,
-        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}},
-    }
+    """A Node document in a zone."""
+    return node_doc(name, cpu, memory, labels={"topology.kubernetes.io/zone": zone}, spec=spec)
 
 
 def pod(name: str, cpu: str = "100m", memory: str = "128Mi", namespace: str = "default", **spec: Any) -> dict[str, Any]:
-    """A Pod document."""
-    body: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}
-    body.update(spec)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}}, "spec": body}
+    """A Pod document labelled app=<name>."""
+    return pod_doc(name, namespace, cpu, memory, image="nginx", spec=spec, labels={"app": name})
 
 
 SMALL_CLUSTER = [node("node-a", zone="zone-a"), node("node-b", zone="zone-b"), node("node-c", cpu="2", zone="zone-c")]
@@ -103,7 +98,11 @@ def start_engine(transactional_db: None) -> Iterator[Callable[..., host_module.E
     started: list[host_module.EngineHost] = []
 
     def start(
-        documents: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None, live: bool = False, run: bool = True, **kwargs: Any
+        documents: list[dict[str, Any]] | None = None,
+        config: dict[str, Any] | None = None,
+        live: bool = False,
+        run: bool = True,
+        **kwargs: Any,
     ) -> host_module.EngineHost:
         if config is not None:
             from schedconsole.profiles.models import ProfileVersion
@@ -130,25 +129,26 @@ def engine(start_engine: Callable[..., host_module.EngineHost]) -> host_module.E
     return start_engine(SMALL_CLUSTER, TWO_PROFILES)
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Poll until predicate returns something truthy."""
-    import time
+def wait_idle(host: host_module.EngineHost, timeout: float = 10.0) -> None:
+    """Wait until a turn of the engine's loop, taken on the engine thread, finds nothing to do."""
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
+    def a_turn_is_idle() -> bool:
+        answered = threading.Event()
+        idle: list[bool] = []
+
+        def turn() -> None:
+            assert host.engine is not None
+            idle.append(not host.engine.step())
+            answered.set()
+
+        host.post(turn)
+        return answered.wait(timeout) and idle[0]
+
+    wait_for(a_turn_is_idle, timeout, 0, what="the engine idle")
 
 
 def settle(host: host_module.EngineHost) -> None:
     """Wait until the engine is idle and the store has written everything."""
-    import time
-
-    for _ in range(3):
-        host.call("ping")
-        time.sleep(0.05)
+    wait_idle(host)
     assert host.store is not None
     host.store.flush()

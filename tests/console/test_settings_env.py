@@ -10,7 +10,9 @@ import pytest
 from schedconsole.env import SettingError, database_from_url, env_bool, env_int, env_list
 
 
-@pytest.mark.parametrize(("raw", "want"), [("true", True), ("0", False), ("On", True), ("", False)], ids=["true", "zero", "on", "empty"])
+@pytest.mark.parametrize(
+    ("raw", "want"), [("true", True), ("0", False), ("On", True), ("", False)], ids=["true", "zero", "on", "empty"]
+)
 def test_env_bool(monkeypatch, raw, want) -> None:
     monkeypatch.setenv("X_BOOL", raw)
     assert env_bool("X_BOOL", False) is want
@@ -18,7 +20,11 @@ def test_env_bool(monkeypatch, raw, want) -> None:
 
 @pytest.mark.parametrize(
     ("fn", "raw", "text"),
-    [(lambda: env_bool("X", False), "maybe", "invalid boolean 'maybe'"), (lambda: env_int("X", 1), "ten", "invalid integer 'ten'"), (lambda: env_int("X", 1, minimum=0), "-3", "below the minimum 0")],
+    [
+        (lambda: env_bool("X", False), "maybe", "invalid boolean 'maybe'"),
+        (lambda: env_int("X", 1), "ten", "invalid integer 'ten'"),
+        (lambda: env_int("X", 1, minimum=0), "-3", "below the minimum 0"),
+    ],
     ids=["bool", "int", "minimum"],
 )
 def test_bad_values_fail_loudly(monkeypatch, fn, raw, text) -> None:
@@ -37,7 +43,7 @@ def test_env_list(monkeypatch) -> None:
     [
         ("sqlite:///var/db.sqlite3", "django.db.backends.sqlite3", "var/db.sqlite3"),
         ("sqlite:////tmp/x.sqlite3", "django.db.backends.sqlite3", "/tmp/x.sqlite3"),
-        ("postgres://u:p%40ss@127.0.0.1:5432/sched", "django.db.backends.postgresql", "sched"),
+        ("postgres://u:p%40ss@127.0.0.1:5432/sched", "schedconsole.db", "sched"),
     ],
     ids=["relative", "absolute", "postgres"],
 )
@@ -59,7 +65,9 @@ def test_secret_key_required_in_production(tmp_path) -> None:
     import sys
 
     env = {"REDIS_URL": "redis://127.0.0.1:6379/0", "SCHEDCONSOLE_VAR_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([sys.executable, "-c", "import schedconsole.settings"], env=env, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", "import schedconsole.settings"], env=env, capture_output=True, text=True, check=False
+    )
     assert result.returncode != 0
     assert "SECRET_KEY: required when REDIS_URL is set" in result.stderr
 

@@ -2,36 +2,31 @@
 informers, agreement rate and the disagreeing pods with both score rows; a simulated console
 starts and stops the continuous sync of the same live cluster from the page.
 
-The live cluster is `scheduler.cluster.httpserver` (the API over plain HTTP), where the test plays
+The live cluster is `scheduler.apiserver.httpserver` (the API over plain HTTP), where the test plays
 the cluster's own scheduler by creating Bindings.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, ROOT, _free_port, chromium
+from tests.e2e.conftest import PASSWORD, chromium
 from tests.e2e.test_dashboard import shoot
+from tests.support.builders import node_doc, pod_doc
+from tests.support.servers import ROOT, ConsoleProcess, start_console
+from tests.support.waits import wait_for
+
+pytestmark = pytest.mark.e2e
 
 pytest.importorskip("kubernetes")
-
-
-@dataclass
-class Running:
-    url: str
-    token: str
-    proc: subprocess.Popen[bytes]
 
 
 def _send(url: str, method: str, body: Any = None, token: str = "") -> Any:
@@ -43,61 +38,16 @@ def _send(url: str, method: str, body: Any = None, token: str = "") -> Any:
         return json.loads(answer.read())
 
 
-def _wait(predicate: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"{what} not met within {timeout}s")
-
-
-def _start_console(var: Path, env_extra: dict[str, str]) -> Running:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "SCHEDCONSOLE_VAR_DIR": str(var),
-        "SCHEDCONSOLE_ADMIN_PASSWORD": PASSWORD,
-        "SCHEDCONSOLE_DEMO": "false",
-        "SCHEDCONSOLE_DEMO_TRICKLE": "0",
-        "PORT": str(port),
-        "DJANGO_SETTINGS_MODULE": "schedconsole.settings",
-        **env_extra,
-    }
-    env.pop("REDIS_URL", None)
-    env.pop("DATABASE_URL", None)
-    log = var / "console.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "manage.py", "runconsole"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 90
-    while f"Console: http://127.0.0.1:{port}/" not in log.read_text():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"the console did not start:\n{log.read_text()}")
-        time.sleep(0.2)
-    token = subprocess.run(
-        [sys.executable, "manage.py", "drf_create_token", "admin"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    ).stdout.split()[2]
-    return Running(f"http://127.0.0.1:{port}", token, proc)
+def _start_console(var: Path, env_extra: dict[str, str]) -> ConsoleProcess:
+    return start_console(var, {"SCHEDCONSOLE_ADMIN_PASSWORD": PASSWORD, "SCHEDCONSOLE_DEMO": "false", **env_extra})
 
 
 def _node(name: str, cpu: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"}},
-    }
+    return node_doc(name, cpu, "32Gi")
 
 
 def _pod(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}}}]},
-    }
+    return pod_doc(name, "default", "500m", "256Mi")
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +57,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     cluster = var / "cluster.json"
     cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [_node("small", "4"), _node("big", "32")]}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "scheduler.cluster.httpserver", "--cluster", str(cluster)],
+        [sys.executable, "-m", "scheduler.apiserver.httpserver", "--cluster", str(cluster)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -144,7 +94,7 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
-def _login(browser: Any, console: Running) -> Any:
+def _login(browser: Any, console: ConsoleProcess) -> Any:
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(console.url + "/accounts/login/")
     page.fill("input[name=username]", "admin")
@@ -162,12 +112,17 @@ def test_shadow_mode_page(live: tuple[str, Path], browser: Any, tmp_path: Path) 
         names = [f"shadow-{i}" for i in range(3)]
         for name in names:
             _send(url + "/api/v1/namespaces/default/pods", "POST", _pod(name))
-        _wait(lambda: status()["shadow"]["waiting"] >= len(names), 30, "the shadow saw the pods pending")
+        wait_for(lambda: status()["shadow"]["waiting"] >= len(names), 30, 0.2, what="the shadow saw the pods pending")
         # The cluster's own scheduler packs every pod onto the small node; ours spreads to the big one.
         for name in names:
-            binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"kind": "Node", "name": "small"}}
+            binding = {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": name},
+                "target": {"kind": "Node", "name": "small"},
+            }
             _send(url + f"/api/v1/namespaces/default/pods/{name}/binding", "POST", binding)
-        report = _wait(lambda: (s := status()["shadow"])["compared"] >= len(names) and s, 30, "every pod settled")
+        report = wait_for(lambda: (s := status()["shadow"])["compared"] >= len(names) and s, 30, 0.2, what="every pod settled")
         assert report["disagreements"], report
 
         page = _login(browser, console)
@@ -188,8 +143,7 @@ def test_shadow_mode_page(live: tuple[str, Path], browser: Any, tmp_path: Path) 
         shoot(page, "cluster-shadow")
         page.close()
     finally:
-        console.proc.terminate()
-        console.proc.wait(20)
+        console.stop(20)
 
 
 def test_sync_started_and_stopped_from_the_page(live: tuple[str, Path], browser: Any, tmp_path: Path) -> None:
@@ -211,7 +165,7 @@ def test_sync_started_and_stopped_from_the_page(live: tuple[str, Path], browser:
             page.goto(console.url + "/cluster/")
             return page.inner_text("#sync-state") == "running" and "Node: 2" in page.inner_text("#mirrored")
 
-        _wait(mirrored, 30, "the live nodes mirrored")
+        wait_for(mirrored, 30, 0.2, what="the live nodes mirrored")
         assert url in page.inner_text("#sync")
         # The live cluster's pods arrive too, bound where the live cluster bound them.
         nodes = {n["name"] for n in _send(console.url + "/api/nodes/", "GET", token=console.token)["results"]}
@@ -224,5 +178,4 @@ def test_sync_started_and_stopped_from_the_page(live: tuple[str, Path], browser:
         assert page.inner_text("#sync-state") == "stopped"
         page.close()
     finally:
-        console.proc.terminate()
-        console.proc.wait(20)
+        console.stop(20)

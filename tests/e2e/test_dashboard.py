@@ -3,7 +3,7 @@
 Open a pending pod and read why it waits, run a what-if that fits, compare two profiles, browse
 nodes at the engine's paging, preview and apply a threshold change, roll a profile back, see a
 gang blocked and a preemption's timeline, call a plugin route. Each page is screenshotted and the
-screenshot checked not to be blank (var/e2e-*.png; the README's small copies are under docs/).
+screenshot checked not to be blank (var/e2e-*.png; the copies the docs show are under docs/).
 """
 
 from __future__ import annotations
@@ -18,13 +18,17 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, Console, chromium
+from tests.e2e.conftest import PASSWORD, chromium
+from tests.support.builders import pod_doc
+from tests.support.servers import ConsoleProcess
+
+pytestmark = pytest.mark.e2e
 
 SHOTS = Path(__file__).resolve().parents[2] / "var"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def _api(console: Console, method: str, path: str, body: dict | None = None) -> Any:
+def _api(console: ConsoleProcess, method: str, path: str, body: dict | None = None) -> Any:
     request = urllib.request.Request(
         console.url + path,
         method=method,
@@ -36,9 +40,9 @@ def _api(console: Console, method: str, path: str, body: dict | None = None) -> 
 
 
 def _pod(name: str, namespace: str, cpu: str, priority_class: str, **spec: Any) -> dict[str, Any]:
-    body = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
-            "priorityClassName": priority_class, **spec}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": body}
+    return pod_doc(
+        name, namespace, cpu, "1Gi", image="registry.k8s.io/pause:3.10", spec={"priorityClassName": priority_class, **spec}
+    )
 
 
 def shoot(page: Any, name: str) -> Path:
@@ -53,7 +57,7 @@ def shoot(page: Any, name: str) -> Path:
     assert len(colours) > 50, f"{path.name} looks blank ({len(colours)} colours)"
     top = max(count for count, _ in colours)
     assert top < 0.97 * sum(count for count, _ in colours), f"{path.name} is one flat colour"
-    if os.getenv("SCHEDCONSOLE_DOCS_SHOTS"):  # refresh the README's small copies
+    if os.getenv("SCHEDCONSOLE_DOCS_SHOTS"):  # refresh the copies under docs/
         with Image.open(path) as image:
             small = image.convert("RGB").resize((840, 540), Image.Resampling.LANCZOS).quantize(colors=64)
             small.save(DOCS / f"{name}.png", optimize=True)
@@ -61,7 +65,7 @@ def shoot(page: Any, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def page(console: Console) -> Iterator[Any]:
+def page(console: ConsoleProcess) -> Iterator[Any]:
     """A logged-in page of a headless Chromium."""
     from playwright.sync_api import sync_playwright
 
@@ -77,7 +81,7 @@ def page(console: Console) -> Iterator[Any]:
         browser.close()
 
 
-def test_pending_pod_why_and_whatif(console: Console, page: Any) -> None:
+def test_pending_pod_why_and_whatif(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     # "low" is the lowest priority in the demo: this pod cannot preempt, it waits.
@@ -112,10 +116,10 @@ def test_pending_pod_why_and_whatif(console: Console, page: Any) -> None:
     expect(page.locator("#compare-result table tbody tr").first).to_be_visible()
     shoot(page, "pod-compare")
     # Nothing changed: the pod still waits with its original request.
-    assert _api(console, "GET", "/api/pods/shop/big-0/")["requests"]["cpu"] == "6000"
+    assert _api(console, "GET", "/api/pods/shop/big-0/")["requests"]["cpu"] == 6000
 
 
-def test_whatif_reports_bad_yaml(console: Console, page: Any) -> None:
+def test_whatif_reports_bad_yaml(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/pods/shop/big-0/")
@@ -124,17 +128,17 @@ def test_whatif_reports_bad_yaml(console: Console, page: Any) -> None:
     expect(page.locator("#whatif-result .error")).to_contain_text("YAML", timeout=10000)
 
 
-def test_overview(console: Console, page: Any) -> None:
+def test_overview(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/overview/")
-    expect(page.locator("#allocation svg.heatmap rect")).to_have_count(3 * 48)
+    expect(page.locator("#allocation svg.heatmap > rect")).to_have_count(3 * 48)  # cells (the colour scale is a group)
     expect(page.locator(".loadaware svg.heatmap")).to_have_count(1)
     expect(page.locator(".cards")).to_contain_text("gangs waiting")
     shoot(page, "overview")
 
 
-def test_nodes_filter_sort_and_node_page(console: Console, page: Any) -> None:
+def test_nodes_filter_sort_and_node_page(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/nodes/")
@@ -154,7 +158,7 @@ def test_nodes_filter_sort_and_node_page(console: Console, page: Any) -> None:
     shoot(page, "node")
 
 
-def test_threshold_preview_then_apply(console: Console, page: Any) -> None:
+def test_threshold_preview_then_apply(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/thresholds/")
@@ -179,14 +183,18 @@ def test_threshold_preview_then_apply(console: Console, page: Any) -> None:
     assert any(a["action"] == "plugin-args.apply" and a["target"] == "LoadAwareScheduling" for a in audit)
 
 
-def test_profile_validation_and_rollback(console: Console, page: Any) -> None:
+def test_profile_validation_and_rollback(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/profiles/")
     versions = page.locator("#versions tbody tr")
     expect(versions).to_have_count(2)  # the initial version and the threshold change
     editor = page.locator("#profile-yaml")
-    editor.fill(editor.input_value().replace("kind: KubeSchedulerConfiguration", "kind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 900"))
+    editor.fill(
+        editor.input_value().replace(
+            "kind: KubeSchedulerConfiguration", "kind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 900"
+        )
+    )
     expect(page.locator("#validation")).to_contain_text("percentageOfNodesToScore", timeout=10000)
     expect(page.locator("#diff .add")).to_contain_text("percentageOfNodesToScore: 900")
     shoot(page, "profiles-invalid")
@@ -197,7 +205,7 @@ def test_profile_validation_and_rollback(console: Console, page: Any) -> None:
     assert _api(console, "GET", "/api/plugin-args/")["koordinator"]["LoadAwareScheduling"]["usageThresholds"]["cpu"] == 65
 
 
-def test_gangs(console: Console, page: Any) -> None:
+def test_gangs(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/gangs/")
@@ -208,7 +216,7 @@ def test_gangs(console: Console, page: Any) -> None:
     shoot(page, "gangs")
 
 
-def test_preemption_timeline(console: Console, page: Any) -> None:
+def test_preemption_timeline(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     _api(console, "POST", "/api/pods/", _pod("urgent-0", "shop", "6", "critical"))
@@ -231,7 +239,7 @@ def test_preemption_timeline(console: Console, page: Any) -> None:
     shoot(page, "preemption")
 
 
-def test_plugin_api_browser(console: Console, page: Any) -> None:
+def test_plugin_api_browser(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/plugin-api/")
@@ -243,7 +251,7 @@ def test_plugin_api_browser(console: Console, page: Any) -> None:
     shoot(page, "plugin-api")
 
 
-def test_live_tabs_search_and_export(console: Console, page: Any) -> None:
+def test_live_tabs_search_and_export(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/")
@@ -276,7 +284,7 @@ def test_live_tabs_search_and_export(console: Console, page: Any) -> None:
     shoot(page, "live")
 
 
-def test_jobs_import_and_benchmark_progress(console: Console, page: Any, tmp_path: Path) -> None:
+def test_jobs_import_and_benchmark_progress(console: ConsoleProcess, page: Any, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
     docs = [_pod(f"bulk-{i}", "shop", "10m", "low") for i in range(200)]
@@ -312,7 +320,7 @@ def test_jobs_import_and_benchmark_progress(console: Console, page: Any, tmp_pat
     shoot(page, "jobs")
 
 
-def test_keyboard_navigation(console: Console, page: Any) -> None:
+def test_keyboard_navigation(console: ConsoleProcess, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(console.url + "/nodes/")

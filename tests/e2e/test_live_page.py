@@ -6,12 +6,17 @@ import json
 import urllib.request
 from pathlib import Path
 
-from tests.e2e.conftest import PASSWORD, Console, chromium
+import pytest
+
+from tests.e2e.conftest import PASSWORD, chromium
+from tests.support.servers import ConsoleProcess
+
+pytestmark = pytest.mark.e2e
 
 SHOTS = Path(__file__).resolve().parents[2] / "var"
 
 
-def _api(console: Console, method: str, path: str, body: dict | None = None) -> dict:
+def _api(console: ConsoleProcess, method: str, path: str, body: dict | None = None) -> dict:
     request = urllib.request.Request(
         console.url + path,
         method=method,
@@ -22,7 +27,7 @@ def _api(console: Console, method: str, path: str, body: dict | None = None) -> 
         return json.loads(response.read())
 
 
-def test_live_page_end_to_end(console: Console) -> None:
+def test_live_page_end_to_end(console: ConsoleProcess) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
@@ -44,7 +49,15 @@ def test_live_page_end_to_end(console: Console) -> None:
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": "e2e-web", "namespace": "shop"},
-            "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/nginx:1.27", "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}]},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "registry.k8s.io/nginx:1.27",
+                        "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}},
+                    }
+                ]
+            },
         }
         _api(console, "POST", "/api/pods/", pod)
         row = page.locator("tr.attempt[data-pod='shop/e2e-web']")

@@ -6,7 +6,7 @@ import pytest
 
 from scheduler.framework.nodeinfo import PodInfo
 from scheduler.framework.snapshot import Snapshot
-from tests.builders import make_node, make_pod
+from tests.support.builders import make_node, make_pod
 
 GPU = "nvidia.com/gpu"
 

@@ -8,10 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.config.types import PluginRef, Plugins, PluginSet, Profile
-from scheduler.framework.runtime import Framework, FrameworkError, _key_groups
+from scheduler.framework.feasible import key_groups
+from scheduler.framework.runtime import Framework, FrameworkError
 from scheduler.framework.types import Code, CycleState, PreFilterResult, Status
-from tests.builders import FakeHandle, make_node, make_pod, make_snapshot
-from tests.framework.fakes import BatchFailFilter, FailFilter, PreFilterOnly, TableScore, profile, registry
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import BatchFailFilter, FailFilter, FakeHandle, PreFilterOnly, TableScore, profile, registry
 
 
 def build(prof: Profile, *plugins: object, nodes: int = 4) -> Framework:
@@ -42,8 +44,14 @@ def test_score_weight_from_score_point_wins_and_zero_means_one() -> None:
 @pytest.mark.parametrize(
     ("prof", "message"),
     [
-        (Profile("p", None, Plugins(bind=PluginSet((PluginRef("Binder"),))), {}), "only one queue sort plugin required for profile with scheduler name 'p', but got 0"),
-        (Profile("p", None, Plugins(queue_sort=PluginSet((PluginRef("Sort"),))), {}), "at least one bind plugin is needed for profile with scheduler name 'p'"),
+        (
+            Profile("p", None, Plugins(bind=PluginSet((PluginRef("Binder"),))), {}),
+            "only one queue sort plugin required for profile with scheduler name 'p', but got 0",
+        ),
+        (
+            Profile("p", None, Plugins(queue_sort=PluginSet((PluginRef("Sort"),))), {}),
+            "at least one bind plugin is needed for profile with scheduler name 'p'",
+        ),
         (profile(filters=["Nope"]), 'FilterPlugin "Nope" does not exist'),
         (profile(filters=["S"]), "plugin 'S' does not extend FilterPlugin"),
         (profile(filters=["A", "A"]), "plugin 'A' already registered as 'FilterPlugin'"),
@@ -163,13 +171,13 @@ def test_chunked_filter_equals_a_sequential_walk(per_node_second: bool, to_find:
     assert out.reason_counts() == {r: c for r, c in (("first", by_plugin.count("A")), ("second", by_plugin.count("B"))) if c}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(keys=st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**40)), max_size=60))
 def test_key_groups_count_every_key_once(keys: list[int]) -> None:
     # Failures are grouped by reason key; small keys take a bincount, others a sort.
     arr = np.asarray(keys, dtype=np.int64)
     entries = np.arange(100, 100 + len(keys), dtype=np.int64)
-    groups = _key_groups(arr, entries)
+    groups = key_groups(arr, entries)
     want = {k: keys.count(k) for k in set(keys)}
     assert sorted(keys[e - 100] for e, _ in groups) == sorted(want)
     assert {keys[e - 100]: c for e, c in groups} == want

@@ -19,7 +19,8 @@ from scheduler.api.selectors import LabelSelector, parse_label_selector
 from scheduler.framework import snapshot as snapshot_module
 from scheduler.framework.snapshot import Snapshot
 from scheduler.plugins.podtopologyspread.common import count_pods_match
-from tests.builders import make_node, make_pod
+from tests.support.builders import make_node, make_pod
+from tests.support.examples import examples
 
 NAMESPACES = ("default", "other")
 SELECTORS: tuple[LabelSelector, ...] = tuple(
@@ -73,7 +74,7 @@ def check_live(snap: Snapshot) -> None:
             assert arr[: snap.num_nodes].tolist() == recount(snap, namespace, selector), (namespace, selector)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(pods=pods_strategy(), ops=st.lists(OPS, min_size=5, max_size=60), bound=st.sampled_from([2, 64]), warm=st.booleans())
 def test_selector_counters_match_recount(pods: list[Pod], ops: list[tuple[Any, ...]], bound: int, warm: bool) -> None:
     snap = Snapshot()

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.framework.snapshot import NO_POD_PRIORITY, Snapshot, affinity_key
-from tests.builders import make_node, make_pod
 from tests.framework.test_selector_counters import NODE_NAMES, OPS
+from tests.support.builders import make_node, make_pod
+from tests.support.examples import examples
 
 PRIORITIES = st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=12, max_size=12)
 
@@ -23,7 +24,7 @@ def recount(snap: Snapshot) -> list[int]:
     return [min((p.pod.effective_priority for p in info.pods), default=NO_POD_PRIORITY) for info in snap.node_infos]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(priorities=PRIORITIES, ops=st.lists(OPS, min_size=5, max_size=60))
 def test_lowest_priority_matches_recount(priorities: list[int | None], ops: list[tuple[Any, ...]]) -> None:
     pods = [make_pod(f"p{i}", priority=prio) for i, prio in enumerate(priorities)]
@@ -55,9 +56,23 @@ def test_lowest_priority_matches_recount(priorities: list[int | None], ops: list
 
 AFFINITIES = (
     None,
-    {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"a": "1"}}, "topologyKey": "zone"}]}},
-    {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 3, "podAffinityTerm": {"labelSelector": {"matchLabels": {"a": "1"}}, "topologyKey": "kubernetes.io/hostname"}}]}},
+    {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"a": "1"}}, "topologyKey": "zone"}
+            ]
+        }
+    },
+    {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 3,
+                    "podAffinityTerm": {"labelSelector": {"matchLabels": {"a": "1"}}, "topologyKey": "kubernetes.io/hostname"},
+                }
+            ]
+        }
+    },
 )
 
 
@@ -71,10 +86,15 @@ def regroup(snap: Snapshot) -> dict[object, list[int]]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
-@given(kinds=st.lists(st.integers(0, len(AFFINITIES) - 1), min_size=12, max_size=12),
-       terminating=st.lists(st.booleans(), min_size=12, max_size=12), ops=st.lists(OPS, min_size=5, max_size=60))
-def test_affinity_groups_and_terminating_count_match_recount(kinds: list[int], terminating: list[bool], ops: list[tuple[Any, ...]]) -> None:
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    kinds=st.lists(st.integers(0, len(AFFINITIES) - 1), min_size=12, max_size=12),
+    terminating=st.lists(st.booleans(), min_size=12, max_size=12),
+    ops=st.lists(OPS, min_size=5, max_size=60),
+)
+def test_affinity_groups_and_terminating_count_match_recount(
+    kinds: list[int], terminating: list[bool], ops: list[tuple[Any, ...]]
+) -> None:
     pods = []
     for i, (kind, gone) in enumerate(zip(kinds, terminating, strict=True)):
         made = make_pod(f"p{i}", spec={"affinity": AFFINITIES[kind]} if AFFINITIES[kind] else None)

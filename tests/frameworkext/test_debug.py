@@ -17,8 +17,8 @@ from scheduler.framework.types import CycleState, Status
 from scheduler.frameworkext.debug import DebugFlags, FlagError, render_markdown
 from scheduler.frameworkext.extender import Extender
 from scheduler.frameworkext.publisher import attempt_message
-from tests.builders import make_node, make_pod
-from tests.frameworkext.helpers import base_registry, config, engine, profile, refs
+from tests.support.builders import make_node, make_pod
+from tests.support.engines import base_registry, config, engine, profile, refs
 
 # debug_test.go TestDebugScores: plugin -> node -> score (already weighted: PodTopologySpread 2 x 100).
 KOORD_SCORES = {

@@ -19,8 +19,8 @@ from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import BatchFilterResult, Code, CycleState, PreFilterResult, Status
 from scheduler.frameworkext.extender import Extender
 from scheduler.frameworkext.hooks import HookError, PhaseHooks, hook_phases
-from tests.builders import make_node, make_pod, make_snapshot
-from tests.frameworkext.helpers import base_registry, config, engine, profile
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.engines import base_registry, config, engine, profile
 
 
 @dataclass

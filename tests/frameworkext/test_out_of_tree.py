@@ -8,9 +8,9 @@ import pytest
 from scheduler.frameworkext.extender import Extender
 from scheduler.frameworkext.proxy import with_plugin
 from scheduler.plugins.noderesources import fit
-from tests.builders import make_node, make_pod
 from tests.frameworkext import sample_plugin
-from tests.frameworkext.helpers import base_registry, config, engine, profile
+from tests.support.builders import make_node, make_pod
+from tests.support.engines import base_registry, config, engine, profile
 
 
 def reservation_engine(with_sample: bool, extender: Extender | None = None) -> object:

@@ -17,8 +17,8 @@ from scheduler.frameworkext.handle import ExtendedHandle
 from scheduler.frameworkext.proxy import is_proxied, plugin_factory_proxy, with_plugin
 from scheduler.frameworkext.services import RouteGroup
 from scheduler.plugins.registry import DuplicatePluginError
-from tests.builders import make_pod
-from tests.frameworkext.helpers import base_registry, config, engine, profile
+from tests.support.builders import make_pod
+from tests.support.engines import base_registry, config, engine, profile
 
 
 @dataclass

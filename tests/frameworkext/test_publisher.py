@@ -10,8 +10,8 @@ import pytest
 
 from scheduler.frameworkext.extender import Extender
 from scheduler.frameworkext.publisher import Missed, Publisher, attempt_message, record_filter
-from tests.builders import make_pod
-from tests.frameworkext.helpers import base_registry, config, engine, profile
+from tests.support.builders import make_pod
+from tests.support.engines import base_registry, config, engine, profile
 
 
 def test_a_slow_subscriber_loses_the_oldest_and_is_told_how_many() -> None:

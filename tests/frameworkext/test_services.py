@@ -13,8 +13,8 @@ import pytest
 
 from scheduler.frameworkext.extender import Extender
 from scheduler.frameworkext.services import Request, RouteGroup, ServiceTable
-from tests.builders import make_node, make_pod
-from tests.frameworkext.helpers import base_registry, config, engine, profile
+from tests.support.builders import make_node, make_pod
+from tests.support.engines import base_registry, config, engine, profile
 
 
 def echo(tag: str) -> Any:

@@ -1,4 +1,4 @@
-"""Issue 8 item 9: without ../shared the conformance cases are skipped locally but fail in CI."""
+"""Without ../shared the conformance cases are skipped locally but fail in CI."""
 
 from __future__ import annotations
 
@@ -23,7 +23,11 @@ def test_missing_shared_cases(tmp_path: pathlib.Path, ci: str, code: int, said: 
     env = {**os.environ, "CI": ci}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:django", "-rs", str(target / "test_cases.py")],
-        cwd=tmp_path / "checkout", env=env, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path / "checkout",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert said in proc.stdout

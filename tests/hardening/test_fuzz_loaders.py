@@ -1,4 +1,4 @@
-"""Fuzzing the cluster, config and faults loaders through the command line (issue 8).
+"""Fuzzing the cluster, config and faults loaders through the command line.
 
 Generated and mutated YAML/JSON goes to `simulate --cluster`, `--config` and `--faults` in
 process: every run must end with exit code 0 or 2 (never an exception), within seconds, and
@@ -21,27 +21,124 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.cli import main
+from tests.support.examples import examples
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TAINTS = ROOT / "examples" / "taints"
-SEEDS = [(TAINTS / "cluster.yaml").read_text(), (TAINTS / "config.yaml").read_text(), "faults:\n- {verb: bind, pod: '*', count: 2, error: boom}\n"]
-KEYS = [
-    "apiVersion", "kind", "metadata", "name", "namespace", "generateName", "labels", "spec", "status", "containers",
-    "resources", "requests", "limits", "cpu", "memory", "pods", "nodeName", "priority", "priorityClassName", "items",
-    "allocatable", "capacity", "taints", "tolerations", "key", "effect", "operator", "value", "affinity", "nodeSelector",
-    "profiles", "schedulerName", "plugins", "filter", "score", "enabled", "disabled", "weight", "pluginConfig", "args",
-    "faults", "verb", "pod", "count", "after", "delay", "error", "reason", "<<",
+SEEDS = [
+    (TAINTS / "cluster.yaml").read_text(),
+    (TAINTS / "config.yaml").read_text(),
+    "faults:\n- {verb: bind, pod: '*', count: 2, error: boom}\n",
 ]
-KINDS = ["Pod", "Node", "List", "Namespace", "PriorityClass", "PodDisruptionBudget", "Service", "KubeSchedulerConfiguration", "PodList"]
+KEYS = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "name",
+    "namespace",
+    "generateName",
+    "labels",
+    "spec",
+    "status",
+    "containers",
+    "resources",
+    "requests",
+    "limits",
+    "cpu",
+    "memory",
+    "pods",
+    "nodeName",
+    "priority",
+    "priorityClassName",
+    "items",
+    "allocatable",
+    "capacity",
+    "taints",
+    "tolerations",
+    "key",
+    "effect",
+    "operator",
+    "value",
+    "affinity",
+    "nodeSelector",
+    "profiles",
+    "schedulerName",
+    "plugins",
+    "filter",
+    "score",
+    "enabled",
+    "disabled",
+    "weight",
+    "pluginConfig",
+    "args",
+    "faults",
+    "verb",
+    "pod",
+    "count",
+    "after",
+    "delay",
+    "error",
+    "reason",
+    "<<",
+]
+KINDS = [
+    "Pod",
+    "Node",
+    "List",
+    "Namespace",
+    "PriorityClass",
+    "PodDisruptionBudget",
+    "Service",
+    "KubeSchedulerConfiguration",
+    "PodList",
+]
 SNIPPETS = [
-    "&a ", "*a", "[", "]", "{", "}", ", ", ": ", "- ", "!!binary ", "!!python/object:os.system ", "!!set ", "<<: *a\n", "'", '"',
-    "\t", "---\n", "...\n", "%YAML 1.1\n", "? ", "|\n", ">-\n", "\x00", "\ufeff", "# c\n", "[" * 150, "a: &x [1, *x]\n",
-    "99999999999999999999Ei", "1e30", "-1", "0x", "1" * 5000, "kind: List\nitems: {}\n", "\n  ", "~", "yes", "2026-01-01",
+    "&a ",
+    "*a",
+    "[",
+    "]",
+    "{",
+    "}",
+    ", ",
+    ": ",
+    "- ",
+    "!!binary ",
+    "!!python/object:os.system ",
+    "!!set ",
+    "<<: *a\n",
+    "'",
+    '"',
+    "\t",
+    "---\n",
+    "...\n",
+    "%YAML 1.1\n",
+    "? ",
+    "|\n",
+    ">-\n",
+    "\x00",
+    "\ufeff",
+    "# c\n",
+    "[" * 150,
+    "a: &x [1, *x]\n",
+    "99999999999999999999Ei",
+    "1e30",
+    "-1",
+    "0x",
+    "1" * 5000,
+    "kind: List\nitems: {}\n",
+    "\n  ",
+    "~",
+    "yes",
+    "2026-01-01",
 ]
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=20), st.sampled_from(KINDS),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.sampled_from(KINDS),
     st.sampled_from(["100m", "1Gi", "1e3", "1e30", "99999999999999999999Ei", "-1", "", "NoSchedule", "Exists", "v1", "*"]),
 )
 values = st.recursive(
@@ -80,7 +177,12 @@ def texts(draw: st.DrawFn) -> str:
     return text
 
 
-FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=not os.environ.get("FUZZ_EXAMPLES"))
+FUZZ = settings(
+    max_examples=int(os.environ["FUZZ_EXAMPLES"]) if os.environ.get("FUZZ_EXAMPLES") else examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=not os.environ.get("FUZZ_EXAMPLES"),
+)
 BASE = ["simulate", "--now", "2026-01-01T00:00:00Z", "--seed", "1", "--scores", "none", "--max-attempts", "30"]
 
 
@@ -88,7 +190,11 @@ def run_with(flag: str, text: str, suffix: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / f"input{suffix}"
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
-        args = [*BASE, "--cluster", str(path)] if flag == "--cluster" else [*BASE, "--cluster", str(TAINTS / "cluster.yaml"), flag, str(path)]
+        args = (
+            [*BASE, "--cluster", str(path)]
+            if flag == "--cluster"
+            else [*BASE, "--cluster", str(TAINTS / "cluster.yaml"), flag, str(path)]
+        )
         started = time.perf_counter()
         code = main(args, io.StringIO(), io.StringIO())
         elapsed = time.perf_counter() - started

@@ -1,4 +1,4 @@
-"""Issue 8: every run ends, and says why; timed events that change things still run.
+"""Every run ends, and says why; timed events that change things still run.
 
 Before the fix, a cluster with pods and no nodes, or a pod whose every binding fails, was
 retried for ever on the virtual clock; `bench --nodes 0` and `--nodes -1` hung.
@@ -20,9 +20,10 @@ from scheduler.cluster.simulated import SimulatedCluster
 from scheduler.config.types import Profile, SchedulerConfiguration
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import Code, CycleState, Status
-from scheduler.scheduler import ERR_NO_NODES_AVAILABLE, Scheduler
-from tests.builders import make_node, make_pod
-from tests.framework.fakes import Binder, Permit, profile, registry
+from scheduler.schedule_one import ERR_NO_NODES_AVAILABLE
+from scheduler.scheduler import Scheduler
+from tests.support.builders import make_node, make_pod
+from tests.support.fakes import Binder, Permit, profile, registry
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 START = 1767225600.0
@@ -135,11 +136,35 @@ def faults_file(tmp_path: pathlib.Path, rule: str) -> str:
 
 
 SIMULATE_CASES = [
-    ("pods-no-nodes", None, [], "no-progress", "stopped: no further progress possible, 1 pod(s) left pending; retrying default/p"),
-    ("bind-always-fails", "{verb: bind, pod: '*', error: InternalError}", [], "no-progress", "retrying default/p could change nothing"),
+    (
+        "pods-no-nodes",
+        None,
+        [],
+        "no-progress",
+        "stopped: no further progress possible, 1 pod(s) left pending; retrying default/p",
+    ),
+    (
+        "bind-always-fails",
+        "{verb: bind, pod: '*', error: InternalError}",
+        [],
+        "no-progress",
+        "retrying default/p could change nothing",
+    ),
     ("bind-fails-three-times", "{verb: bind, pod: '*', error: InternalError, count: 3}", [], "finished", "finished"),
-    ("max-attempts", "{verb: bind, pod: '*', error: InternalError}", ["--max-attempts", "1"], "max-attempts", "stopped at the --max-attempts limit"),
-    ("until", "{verb: bind, pod: '*', error: InternalError}", ["--until", "500ms"], "until", "stopped at the --until limit, 1 pod(s) left pending"),
+    (
+        "max-attempts",
+        "{verb: bind, pod: '*', error: InternalError}",
+        ["--max-attempts", "1"],
+        "max-attempts",
+        "stopped at the --max-attempts limit",
+    ),
+    (
+        "until",
+        "{verb: bind, pod: '*', error: InternalError}",
+        ["--until", "500ms"],
+        "until",
+        "stopped at the --until limit, 1 pod(s) left pending",
+    ),
 ]
 
 

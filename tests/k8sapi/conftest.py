@@ -7,11 +7,8 @@ import ipaddress
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,9 +18,9 @@ from typing import Any
 import pytest
 import urllib3
 
-urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the test certificate is self-signed
+from tests.support import servers
 
-ROOT = Path(__file__).resolve().parents[2]
+urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the test certificate is self-signed
 
 
 @dataclass
@@ -78,6 +75,13 @@ class Console:
         self, method: str, path: str, body: Any = None, token: str | None = None, content_type: str = "application/json"
     ) -> tuple[int, Any]:
         """A raw HTTPS request (JSON in and out)."""
+        code, answer, _ = self.exchange(method, path, body, token, content_type)
+        return code, answer
+
+    def exchange(
+        self, method: str, path: str, body: Any = None, token: str | None = None, content_type: str = "application/json"
+    ) -> tuple[int, Any, Any]:
+        """A raw HTTPS request (JSON in and out), with the answer's headers."""
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(f"{self.url}{path}", data=data, method=method)
         req.add_header("Authorization", f"Token {token or self.token}")  # /k8s takes Bearer too
@@ -88,9 +92,9 @@ class Console:
         context.verify_mode = ssl.CERT_NONE
         try:
             with urllib.request.urlopen(req, context=context, timeout=30) as resp:
-                return resp.status, json.loads(resp.read() or b"null")
+                return resp.status, json.loads(resp.read() or b"null"), resp.headers
         except urllib.error.HTTPError as err:
-            return err.code, json.loads(err.read() or b"null")
+            return err.code, json.loads(err.read() or b"null"), err.headers
 
 
 def kubectl_path() -> str:
@@ -132,60 +136,28 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_console(var: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], Console]:
     """Start `manage.py runconsole` with TLS, an empty cluster and the default profile."""
     kubectl_path()
     cert, key = self_signed(var)
-    port = _free_port()
     env = {
-        **os.environ,
-        "SCHEDCONSOLE_VAR_DIR": str(var),
         "SCHEDCONSOLE_ADMIN_PASSWORD": "k8s-password-123",
         "SCHEDCONSOLE_DEMO": "false",
-        "SCHEDCONSOLE_DEMO_TRICKLE": "0",
         "SCHEDCONSOLE_TLS_CERT": str(cert),
         "SCHEDCONSOLE_TLS_KEY": str(key),
         "SCHEDCONSOLE_K8S_BOOKMARK_SECONDS": "1",
-        "PORT": str(port),
-        "DJANGO_SETTINGS_MODULE": "schedconsole.settings",
         **(extra_env or {}),
     }
-    env.pop("REDIS_URL", None)
-    env.pop("DATABASE_URL", None)
-    log = var / "console.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "manage.py", "runconsole"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    deadline = time.monotonic() + 60
-    while f"Console: https://127.0.0.1:{port}/" not in log.read_text():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"the console did not start:\n{log.read_text()}")
-        time.sleep(0.2)
-    manage = [sys.executable, "manage.py"]
-    token = subprocess.run(
-        [*manage, "drf_create_token", "admin"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    ).stdout.split()[2]
+    running = servers.start_console(var, env)
     script = (
         "from django.contrib.auth.models import Group, User; from rest_framework.authtoken.models import Token; "
         "u = User.objects.create_user('vera', password='pw-vera-123'); u.groups.add(Group.objects.get_or_create(name='viewer')[0]); "
         "print(Token.objects.create(user=u).key)"
     )
-    viewer = (
-        subprocess.run([*manage, "shell", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
-        .stdout.strip()
-        .splitlines()[-1]
-    )
+    viewer = running.manage("shell", "-c", script).strip().splitlines()[-1]
     home = var / "home"
     home.mkdir(exist_ok=True)
-    return proc, Console(f"https://127.0.0.1:{port}", token, viewer, log, home)
+    return running.proc, Console(running.url, running.token, viewer, running.log, home)
 
 
 @pytest.fixture(scope="module")
@@ -197,14 +169,3 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     finally:
         proc.terminate()
         proc.wait(30)
-
-
-def wait_for(predicate: Any, timeout: float = 15.0, what: str = "condition") -> Any:
-    """Poll until predicate returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} not met within {timeout}s")

@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from scheduler.clock import Clock
-from scheduler.cluster.kubernetes import KubernetesCluster
-from scheduler.cluster.leaderelection import LeaderElector
-from scheduler.config.loader import parse_config
-from scheduler.plugins.registry import new_registry
-from scheduler.scheduler import Scheduler
-from tests.k8sapi.conftest import Console, start_console, wait_for
-from tests.k8sapi.proxy import FaultProxy, Rule, client_for
+from scheduler.kube.leaderelection import LeaderElector
+from tests.k8sapi.conftest import Console, start_console
+from tests.support.builders import node_doc, pod_doc
+from tests.support.engines import RemoteEngine, cache_matches
+from tests.support.proxy import FaultProxy, Rule, client_for
+from tests.support.waits import wait_for
 
-pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
-PROFILE = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [{"schedulerName": "remote-scheduler"}],
-}
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")]
 
 
 @pytest.fixture(scope="module")
@@ -38,24 +30,11 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
 
 
 def node(name: str, cpu: str = "4") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}},
-    }
+    return node_doc(name, cpu)
 
 
 def pod(name: str, namespace: str, cpu: str = "250m", scheduler: str = "remote-scheduler") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "schedulerName": scheduler,
-            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}],
-        },
-    }
+    return pod_doc(name, namespace, cpu, "64Mi", spec={"schedulerName": scheduler})
 
 
 def create(api: Console, doc: dict[str, Any]) -> None:
@@ -68,39 +47,6 @@ def create(api: Console, doc: dict[str, Any]) -> None:
         path = f"/k8s/api/v1/namespaces/{doc['metadata']['namespace']}/pods"
     code, body = api.request("POST", path, doc)
     assert code == 201, body
-
-
-class Runner:
-    """The backend and a scheduler over it, driven on a thread as the console's engine thread does."""
-
-    def __init__(self, connection: Any, **options: Any) -> None:
-        self.cluster = KubernetesCluster.open(connection, Clock(), **options)
-        self.scheduler = Scheduler(
-            parse_config(PROFILE, "test"), self.cluster, self.cluster.clock, new_registry(), seed=1, keep_records=True
-        )
-        self.scheduler.start()
-        self.cluster.watch_all()
-        self._stop = threading.Event()
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        try:
-            while not self._stop.is_set():
-                if not self.scheduler.step():
-                    self.scheduler.flush_queues()
-                    time.sleep(0.01)
-        except BaseException as exc:
-            self.error = exc
-            raise
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        self.scheduler.shutdown()
-        self.cluster.close()
-        assert self.error is None, f"the scheduling loop died: {self.error!r}"
 
 
 def test_faults_every_pod_bound_once_or_reported_and_no_stale_informer(api: Console) -> None:
@@ -119,7 +65,7 @@ def test_faults_every_pod_bound_once_or_reported_and_no_stale_informer(api: Cons
         Rule("GET", r"/api/v1/pods\?.*watch=true", "delay:2", count=1, skip=3),
     ]
     proxy.start()
-    runner = Runner(client_for(proxy.url, api.token), resync_seconds=4, watch_seconds=30, read_timeout=10)
+    runner = RemoteEngine(client_for(proxy.url, api.token), resync_seconds=4, watch_seconds=30, read_timeout=10)
     names = [f"p-{i}" for i in range(24)] + ["contested"]
     try:
         for name in names:
@@ -134,9 +80,9 @@ def test_faults_every_pod_bound_once_or_reported_and_no_stale_informer(api: Cons
                 and len(listed["items"]) == 26
             )
 
-        wait_for(all_bound, timeout=90, what="every pod bound")
+        wait_for(all_bound, 90, 0.1, what="every pod bound")
         # The informers catch up (a resync repairs what a broken watch missed): the cache equals a fresh list.
-        wait_for(lambda: _cache_matches(runner.cluster), timeout=30, what="cache equals a fresh list")
+        wait_for(lambda: cache_matches(runner.cluster), 30, 0.1, what="cache equals a fresh list")
     finally:
         runner.stop()
         proxy.stop()
@@ -152,19 +98,11 @@ def test_faults_every_pod_bound_once_or_reported_and_no_stale_informer(api: Cons
     assert ("p-0", "Scheduled") in reported
     failed = next(e for e in proxy.events if e["regarding"]["name"] == "too-big")
     assert failed["note"].startswith("0/") and "Insufficient cpu" in failed["note"]
-    assert failed["reportingController"] == "default-scheduler" and failed["action"] == "Scheduling"
+    assert failed["reportingController"] == "remote-scheduler" and failed["action"] == "Scheduling"
     assert proxy.applied["close-after"] == 2 and proxy.applied["gone"] == 1 and proxy.applied["retry-after"] == 3
     assert proxy.applied["status"] == 2 and proxy.applied["delay"] >= 2 and proxy.applied["rival"] == 1
     informers = {i.kind.kind: i for i in runner.cluster.informers}
     assert informers["Node"].relists >= 2  # the initial list and the relist after 410
-
-
-def _cache_matches(cluster: KubernetesCluster) -> bool:
-    fresh = cluster.fresh_state()
-    with cluster.lock:
-        installed = {i.kind.kind for i in cluster.informers if i.installed}
-        cached = {k: v for k, v in cluster.versions.items() if k[0] in installed}
-    return cached == fresh
 
 
 def test_preemption_through_the_api(api: Console) -> None:
@@ -175,24 +113,35 @@ def test_preemption_through_the_api(api: Console) -> None:
     proxy.start()
     low = pod("low", ns, cpu="800m")
     low["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "pre-node"}
-    runner = Runner(client_for(proxy.url, api.token))
+    runner = RemoteEngine(client_for(proxy.url, api.token))
     try:
         create(api, low)
-        wait_for(lambda: api.request("GET", f"/k8s/api/v1/namespaces/{ns}/pods/low")[1]["spec"].get("nodeName"), what="low bound")
+        wait_for(
+            lambda: api.request("GET", f"/k8s/api/v1/namespaces/{ns}/pods/low")[1]["spec"].get("nodeName"),
+            15,
+            0.1,
+            what="low bound",
+        )
         high = pod("high", ns, cpu="800m")
         high["spec"]["priority"] = 1000
         high["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "pre-node"}
         create(api, high)
         wait_for(
-            lambda: api.request("GET", f"/k8s/api/v1/namespaces/{ns}/pods/low")[0] == 404, timeout=30, what="the victim deleted"
+            lambda: api.request("GET", f"/k8s/api/v1/namespaces/{ns}/pods/low")[0] == 404, 30, 0.1, what="the victim deleted"
         )
         wait_for(
             lambda: api.request("GET", f"/k8s/api/v1/namespaces/{ns}/pods/high")[1]["spec"].get("nodeName") == "pre-node",
-            timeout=30,
+            30,
+            0.1,
             what="preemptor bound",
         )
         # Events go out from the broadcaster's thread after the binding: wait for them, then stop.
-        wait_for(lambda: ("high", "Scheduled") in [(e["regarding"]["name"], e["reason"]) for e in proxy.events], timeout=30, what="the Scheduled event")
+        wait_for(
+            lambda: ("high", "Scheduled") in [(e["regarding"]["name"], e["reason"]) for e in proxy.events],
+            30,
+            0.1,
+            what="the Scheduled event",
+        )
     finally:
         runner.stop()
         proxy.stop()
@@ -224,13 +173,13 @@ def test_lease_hands_over_when_the_leader_stops_renewing(api: Console) -> None:
         on_started=lambda: changes.append("b+"),
     )
     a.start()
-    wait_for(lambda: a.leading, what="a leads")
+    wait_for(lambda: a.leading, 15, 0.1, what="a leads")
     b.start()
     time.sleep(2.5)
     assert a.leading and not b.leading  # a renews: b waits
     a.stop(release=False)  # a dies without releasing
     started = time.monotonic()
-    wait_for(lambda: b.leading, timeout=10, what="b takes over")
+    wait_for(lambda: b.leading, 10, 0.1, what="b takes over")
     assert time.monotonic() - started < 2 + 1.5
     _, lease = api.request("GET", "/k8s/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/schedconsole")
     assert lease["spec"]["holderIdentity"] == "b" and lease["spec"]["leaseTransitions"] == 1

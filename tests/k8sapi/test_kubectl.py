@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import yaml
 
-from tests.k8sapi.conftest import Console, wait_for
+from tests.k8sapi.conftest import Console
+from tests.support.waits import wait_for
 
 MANIFEST = """
 apiVersion: v1
@@ -52,14 +54,24 @@ spec:
 """
 
 
+def _running(out: list[str]) -> dict[str, str]:
+    """The pods a `kubectl get pods -w -o wide` output shows Running, with their nodes."""
+    rows = [line.split() for line in out[1:] if line.strip()]
+    return {row[0]: row[6] for row in rows if len(row) > 6 and row[2] == "Running"}
+
+
 def _pod(console: Console, name: str) -> dict:
     return yaml.safe_load(console.kubectl("get", "pod", name, "-o", "yaml").stdout)
 
 
 def test_apply_then_watch_sees_the_engine_bind_every_pod(console: Console, tmp_path) -> None:
     watch = console.watch("get", "pods", "-w", "-o", "wide")
+    assert watch.stdout is not None
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.extend(watch.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
     try:
-        time.sleep(1.0)
+        time.sleep(1.0)  # the watch opens (kubectl prints nothing before the first event)
         (tmp_path / "cluster.yaml").write_text(MANIFEST)
         applied = console.kubectl("apply", "-f", str(tmp_path / "cluster.yaml")).stdout
         assert (
@@ -68,14 +80,15 @@ def test_apply_then_watch_sees_the_engine_bind_every_pod(console: Console, tmp_p
             and "priorityclass.scheduling.k8s.io/high created" in applied
         )
         for name in ("web-1", "web-2", "db-1"):
-            wait_for(lambda n=name: (_pod(console, n).get("spec") or {}).get("nodeName"), what=f"{name} bound")
-        time.sleep(0.5)
+            wait_for(lambda n=name: (_pod(console, n).get("spec") or {}).get("nodeName"), 15, 0.1, what=f"{name} bound")
+        wait_for(lambda: set(_running(out)) == {"web-1", "web-2", "db-1"}, 15, 0.05, what="the watch showing every pod Running")
     finally:
         watch.terminate()
-        out, _ = watch.communicate(timeout=10)
-    lines = [line.split() for line in out.splitlines() if line.strip()]
+        watch.wait(10)
+        reader.join(10)
+    lines = [line.split() for line in out if line.strip()]
     assert lines[0][:3] == ["NAME", "READY", "STATUS"]
-    running = {row[0]: row[6] for row in lines[1:] if len(row) > 6 and row[2] == "Running"}
+    running = _running(out)
     assert set(running) == {"web-1", "web-2", "db-1"}
     assert set(running.values()) <= {"node-a", "node-b"}
     # Pending first (the creation), then Running on a node (the engine's binding).
@@ -167,7 +180,7 @@ def test_binding_for_a_pod_of_another_scheduler(console: Console, tmp_path) -> N
 def test_delete_is_graceful_for_bound_pods(console: Console) -> None:
     code, body = console.request("DELETE", "/k8s/api/v1/namespaces/default/pods/db-1")
     assert code == 200 and body["metadata"]["deletionTimestamp"] and body["metadata"]["deletionGracePeriodSeconds"] == 30
-    wait_for(lambda: console.kubectl("get", "pod", "db-1", check=False).returncode != 0, what="db-1 gone")
+    wait_for(lambda: console.kubectl("get", "pod", "db-1", check=False).returncode != 0, 15, 0.1, what="db-1 gone")
     gone = console.kubectl("get", "pod", "db-1", check=False)
     assert 'pods "db-1" not found' in gone.stderr
     console.kubectl("delete", "pod", "other-1")

@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.k8sapi.conftest import Console, start_console, wait_for
+from tests.k8sapi.conftest import Console, start_console
 from tests.k8sapi.test_backend import create, node, pod
+from tests.support.waits import wait_for
+
+pytestmark = pytest.mark.slow
 
 
 def kubeconfig(live: Console, path: Path) -> Path:
@@ -51,11 +54,14 @@ def test_shadow_and_cluster_modes(tmp_path_factory: pytest.TempPathFactory) -> N
             create(live, pod(f"m-{i}", "default", cpu="500m", scheduler="default-scheduler"))
             wait_for(
                 lambda n=f"m-{i}": live.request("GET", f"/k8s/api/v1/namespaces/default/pods/{n}")[1]["spec"].get("nodeName"),
+                15,
+                0.1,
                 what="bound",
             )
         status = wait_for(
             lambda: (s := shadow.request("GET", "/api/cluster/")[1]) and (s["shadow"] or {}).get("compared", 0) >= 3 and s,
-            timeout=20,
+            20,
+            0.1,
             what="compared",
         )
         assert status["mode"] == "shadow" and status["server"].endswith("/k8s")
@@ -74,11 +80,12 @@ def test_shadow_and_cluster_modes(tmp_path_factory: pytest.TempPathFactory) -> N
         }
         code, body = remote.request("POST", "/api/profiles/", {"document": profile, "comment": "take over remote-scheduler"})
         assert code == 201, body
-        wait_for(lambda: remote.request("GET", "/api/cluster/")[1]["leading"], timeout=30, what="the remote console leads")
+        wait_for(lambda: remote.request("GET", "/api/cluster/")[1]["leading"], 30, 0.1, what="the remote console leads")
         create(live, pod("r-0", "default", cpu="500m", scheduler="remote-scheduler"))
         bound = wait_for(
             lambda: live.request("GET", "/k8s/api/v1/namespaces/default/pods/r-0")[1]["spec"].get("nodeName"),
-            timeout=20,
+            20,
+            0.1,
             what="r-0 bound",
         )
         assert bound in ("m-node-0", "m-node-1")
@@ -98,7 +105,7 @@ def test_import_a_live_cluster_into_the_simulated_one(tmp_path_factory: pytest.T
     import subprocess
     import sys
 
-    from tests.k8sapi.conftest import ROOT
+    from tests.support.servers import ROOT
 
     procs = []
     try:
@@ -108,7 +115,10 @@ def test_import_a_live_cluster_into_the_simulated_one(tmp_path_factory: pytest.T
         create(live, pod("i-0", "default", scheduler="default-scheduler"))
         create(live, pod("i-1", "default", scheduler="nobody"))
         wait_for(
-            lambda: live.request("GET", "/k8s/api/v1/namespaces/default/pods/i-0")[1]["spec"].get("nodeName"), what="i-0 bound"
+            lambda: live.request("GET", "/k8s/api/v1/namespaces/default/pods/i-0")[1]["spec"].get("nodeName"),
+            15,
+            0.1,
+            what="i-0 bound",
         )
         config = kubeconfig(live, tmp_path_factory.mktemp("kube2") / "config")
         var = tmp_path_factory.mktemp("importvar")

@@ -9,16 +9,17 @@ from collections.abc import Iterator
 import pytest
 
 from scheduler.clock import Clock
-from scheduler.cluster.kubernetes import KubernetesCluster
-from scheduler.cluster.shadow import ShadowRecorder
 from scheduler.config.loader import parse_config
+from scheduler.kube.backend import KubernetesCluster
+from scheduler.kube.shadow import ShadowRecorder
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
-from tests.k8sapi.conftest import Console, start_console, wait_for
-from tests.k8sapi.proxy import client_for
+from tests.k8sapi.conftest import Console, start_console
 from tests.k8sapi.test_backend import create, node, pod
+from tests.support.proxy import client_for
+from tests.support.waits import wait_for
 
-pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")]
 PROFILES = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
@@ -65,15 +66,18 @@ def test_shadow_reports_agreement_and_disagreeing_pods(live: Console) -> None:
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     try:
-        time.sleep(0.5)
+        # Listed, and watching from the list's version: every pod created from here on is seen.
+        wait_for(lambda: all(i.watches for i in cluster.informers if i.installed), 10, 0.01, what="the informers watching")
         for i in range(12):
             create(live, pod(f"s-{i}", "default", cpu="500m", scheduler="default-scheduler"))
             # One at a time, as pods arrive in a live cluster: each is decided before the next.
             wait_for(
                 lambda n=f"s-{i}": live.request("GET", f"/k8s/api/v1/namespaces/default/pods/{n}")[1]["spec"].get("nodeName"),
+                15,
+                0.1,
                 what="bound",
             )
-        wait_for(lambda: ours.settled + ours.missed >= 12 and same.settled + same.missed >= 12, timeout=20, what="all settled")
+        wait_for(lambda: ours.settled + ours.missed >= 12 and same.settled + same.missed >= 12, 20, 0.1, what="all settled")
     finally:
         stop.set()
         thread.join(10)

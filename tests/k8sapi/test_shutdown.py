@@ -8,7 +8,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.k8sapi.conftest import start_console
+
+pytestmark = pytest.mark.slow
 
 
 def test_an_open_watch_does_not_hold_the_console_up_on_sigterm(tmp_path: Path) -> None:

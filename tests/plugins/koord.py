@@ -15,19 +15,14 @@ from scheduler.config.loader import load_config
 from scheduler.frameworkext.extender import Extender
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
+from tests.support.builders import node_doc, pod_doc
 
 NOW = "2026-01-01T00:00:00Z"
 
 
 def node(name: str, cpu: str = "4", memory: str = "16Gi") -> dict[str, Any]:
     """A Node document."""
-    res = {"cpu": cpu, "memory": memory, "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": res, "capacity": res},
-    }
+    return node_doc(name, cpu, memory, capacity=True)
 
 
 def pod(
@@ -41,21 +36,11 @@ def pod(
     owner_references: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A Pod document with one container."""
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "creationTimestamp": NOW}
-    if annotations:
-        meta["annotations"] = annotations
-    if labels:
-        meta["labels"] = labels
-    if owner_references:
-        meta["ownerReferences"] = owner_references
-    spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    if priority is not None:
-        spec["priority"] = priority
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+    meta = {"annotations": annotations, "labels": labels, "ownerReferences": owner_references}
+    present = {key: value for key, value in meta.items() if value}
+    return pod_doc(
+        name, namespace, cpu, "1Gi", image="pause", node_name=node_name, priority=priority, creationTimestamp=NOW, **present
+    )
 
 
 def gang_pod(name: str, gang: str, min_available: int, cpu: str = "1", **annotations: str) -> dict[str, Any]:
@@ -95,15 +80,17 @@ def config(*plugins: str, args: dict[str, dict[str, Any]] | None = None) -> dict
     return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
 
 
-def engine(tmp: pathlib.Path, docs: list[dict[str, Any]], cfg: dict[str, Any], seed: int = 1) -> Scheduler:
-    """A started Scheduler over these documents (not run yet)."""
+def engine(
+    tmp: pathlib.Path, docs: list[dict[str, Any]], cfg: dict[str, Any], seed: int = 1, extra: tuple[Any, ...] = ()
+) -> Scheduler:
+    """A started Scheduler over these documents (not run yet); `extra`: out-of-tree (name, factory) pairs."""
     cluster_file = tmp / "cluster.yaml"
     cluster_file.write_text(yaml.safe_dump_all(docs))
     config_file = tmp / "config.yaml"
     config_file.write_text(yaml.safe_dump(cfg))
     clock = VirtualClock(parse_time(NOW, "now"))
     cluster = SimulatedCluster.from_objects(load_cluster([str(cluster_file)]), clock)
-    sched = Scheduler(load_config(str(config_file)), cluster, clock, new_registry(), seed=seed, extender=Extender())
+    sched = Scheduler(load_config(str(config_file)), cluster, clock, new_registry(*extra), seed=seed, extender=Extender())
     sched.start()
     return sched
 

@@ -108,15 +108,18 @@ def test_permit_waits_the_gang_waiting_time(tmp_path: pathlib.Path) -> None:
     assert (status.code, timeout) == (Code.WAIT, 30.0)
 
 
-# coscheduling_test.go TestPostFilter: Strict rejects the group's waiting pods, NonStrict does not.
+# coscheduling_test.go TestPostFilter, core.go AfterPostFilter: Strict rejects the group's waiting
+# pods with the group's failure message; NonStrict does not. AfterPostFilter's own status ("Gang
+# ... gets rejected due to pod is unschedulable") is dropped by the framework extender
+# (framework_extender.go RunPostFilterPlugins), so it is not in the FailedScheduling message.
 POST_FILTER = [
-    ("strict", "Strict", 'Gang "default/g" gets rejected due to pod is unschedulable', ["Rejected"]),
-    ("non-strict", "NonStrict", "", ["Waiting"]),
+    ("strict", "Strict", ["Rejected"]),
+    ("non-strict", "NonStrict", ["Waiting"]),
 ]
 
 
-@pytest.mark.parametrize(("mode", "message", "waiting_outcome"), [c[1:] for c in POST_FILTER], ids=[c[0] for c in POST_FILTER])
-def test_post_filter(tmp_path: pathlib.Path, mode: str, message: str, waiting_outcome: list[str]) -> None:
+@pytest.mark.parametrize(("mode", "waiting_outcome"), [c[1:] for c in POST_FILTER], ids=[c[0] for c in POST_FILTER])
+def test_post_filter(tmp_path: pathlib.Path, mode: str, waiting_outcome: list[str]) -> None:
     # g-0 fits on the 2-cpu node and waits; g-1 (3 cpu) fits nowhere.
     docs = [node("n1", cpu="2"), gang_pod("g-0", "g", 2, cpu="2", mode=mode), gang_pod("g-1", "g", 2, cpu="3", mode=mode)]
     sched = engine(tmp_path, docs, CFG)
@@ -124,11 +127,13 @@ def test_post_filter(tmp_path: pathlib.Path, mode: str, message: str, waiting_ou
     sched._run_tasks()
     first, second = sched.records[0], sched.records[1]
     assert second.outcome == "Unschedulable"
-    if message:
-        assert second.message.endswith(f" {message}")
-    else:
-        assert "gets rejected" not in second.message
+    assert "gets rejected" not in second.message
     assert [first.outcome] == waiting_outcome
+    if mode == "Strict":
+        assert first.message == (
+            'GangGroup "default/g" gets rejected due to member Pod "default/g-1" is unschedulable with reason '
+            '"0/1 nodes are available: 1 Insufficient cpu.", alreadyWaitForBound: 1'
+        )
 
 
 def test_strict_gang_never_binds_partially_and_frees_what_it_held(tmp_path: pathlib.Path) -> None:
@@ -152,15 +157,69 @@ def test_gang_that_fits_binds_together(tmp_path: pathlib.Path) -> None:
     assert outcomes == ["Scheduled"] * 4
 
 
-def test_non_strict_waiting_member_times_out_on_the_virtual_clock(tmp_path: pathlib.Path) -> None:
+def test_non_strict_waiting_member_is_rejected_once_every_member_was_attempted(tmp_path: pathlib.Path) -> None:
+    """core.go NextPod: when every pending member of the group was attempted in the context, the
+    waiting members are rejected ("all pending pods is already been attempted") at once; the
+    NonStrict g-0 does not wait for its 40s timeout."""
     docs = [node("n1", cpu="2")] + [gang_pod(f"g-{i}", "g", 2, cpu="2", mode="NonStrict", waiting_time="40s") for i in range(2)]
     sched = engine(tmp_path, docs, CFG)
     start = sched.clock.now()
     sched.run()
     assert [node_of(sched, "g-0"), node_of(sched, "g-1")] == [None, None]
     rejected = [r for r in sched.records if r.outcome == "Rejected"]
-    assert rejected and "rejected due to timeout after waiting 40s at plugin Coscheduling" in rejected[0].message
-    assert sched.clock.now() - start >= 40
+    assert [(r.pod, r.message) for r in rejected[:1]] == [("default/g-0", "all pending pods is already been attempted")]
+    assert sched.clock.now() - start < 40
+
+
+# core.go PreEnqueue (RecordIfNoRepresentatives): one representative per gang group enters the
+# active queue; the other members are gated until the group's scheduling context pulls them.
+def test_pre_enqueue_lets_one_representative_per_group_in(tmp_path: pathlib.Path) -> None:
+    sched = engine(tmp_path, [node("n1"), gang_pod("a1", "a", 2), gang_pod("a2", "a", 2)], CFG)
+    cs = plugin(sched)
+    first, second = cs.pre_enqueue(live(sched, "a1")), cs.pre_enqueue(live(sched, "a2"))
+    assert first.code == Code.SUCCESS
+    assert (second.code, second.message) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "representative pod default/a1 of gangGroupID default/a already exists",
+    )
+    assert sched.queue.where("uid-default-a2") == "gated"
+
+
+# core.go BeforePreFilter + NextPod (framework_extender_factory.go InitScheduler): the first
+# member starts the group's context; NextPod hands out the others before any other pod.
+def test_next_pod_pulls_the_group_before_other_pods(tmp_path: pathlib.Path) -> None:
+    docs = [node("n1", cpu="4"), gang_pod("g-0", "g", 3), pod("solo"), gang_pod("g-1", "g", 3), gang_pod("g-2", "g", 3)]
+    sched = engine(tmp_path, docs, CFG)
+    sched.run()
+    assert [r.pod for r in sched.records] == ["default/g-0", "default/g-1", "default/g-2", "default/solo"]
+    assert plugin(sched).context is None  # SucceedGangScheduling cleared it
+
+
+# core.go BeforePreFilter/AfterPostFilter/NextPod: after the first failure of a context, the
+# members pulled next are turned away with the group's message; once all were attempted, the
+# context ends and the waiting members are rejected.
+def test_failed_context_turns_later_members_away(tmp_path: pathlib.Path) -> None:
+    docs = [
+        node("n1", cpu="2"),
+        gang_pod("g-0", "g", 3, cpu="2"),
+        gang_pod("g-1", "g", 3, cpu="2"),
+        gang_pod("g-2", "g", 3, cpu="2"),
+    ]
+    sched = engine(tmp_path, docs, CFG)
+    sched.run(max_attempts=3)
+    sched._run_tasks()
+    g0, g1, g2 = sched.records[:3]
+    group_failure = (
+        'GangGroup "default/g" gets rejected due to member Pod "default/g-1" is unschedulable '
+        'with reason "0/1 nodes are available: 1 Insufficient cpu.", alreadyWaitForBound: 1'
+    )
+    assert [(r.pod, r.outcome) for r in (g0, g1, g2)] == [
+        ("default/g-0", "Rejected"),
+        ("default/g-1", "Unschedulable"),
+        ("default/g-2", "Unschedulable"),
+    ]
+    assert g0.message == group_failure
+    assert g2.message.startswith(f"0/1 nodes are available: {group_failure}.")
 
 
 # plugin_service_test.go TestEndpointsQueryGangInfo: the GangSummary JSON.
@@ -184,6 +243,17 @@ def test_gang_summary_json(tmp_path: pathlib.Path) -> None:
         "waitingForBindChildren": {},
         "boundChildren": {},
         "onceResourceSatisfied": False,
+        # gang_summary.go embeds the *GangGroupInfo (Go field names; the test upstream only
+        # checks it is there).
+        "gangGroupInfo": {
+            "Initialized": True,
+            "GangGroupId": "ganga_ns/ganga",
+            "GangGroup": ["ganga_ns/ganga"],
+            "OnceResourceSatisfied": False,
+            "WaitingGangIDs": {},
+            "RepresentativePodKey": "",
+            "BindingMemberPods": None,
+        },
         "gangFrom": "GangFromPodAnnotation",
         "hasGangInit": True,
     }
@@ -193,6 +263,36 @@ def test_gang_summary_json(tmp_path: pathlib.Path) -> None:
     assert every.body == {"ganga_ns/ganga": expected}
     missing = sched.extender.dispatch("GET", "/apis/v1/plugins/Coscheduling/gang/ganga_ns/nope")
     assert (missing.status, missing.body) == (404, {"message": "cannot find gang ganga_ns/nope"})
+
+
+def test_gang_not_initialised_was_created_when_the_cache_made_it(tmp_path: pathlib.Path) -> None:
+    """gang.go NewGang: CreateTime is when the gang object is made (the scheduler's clock), until a
+    pod with min-available or a PodGroup sets it; never Go's zero time."""
+    docs = [node("n1"), pod("p", annotations={"gang.scheduling.koordinator.sh/name": "g"})]
+    sched = engine(tmp_path, docs, CFG)
+    body = sched.extender.dispatch("GET", "/apis/v1/plugins/Coscheduling/gang/default/g").body
+    assert (body["hasGangInit"], body["createTime"]) == (False, "2026-01-01T00:00:00Z")
+    assert body["gangGroupInfo"]["GangGroupId"] == "default/g"
+
+
+def test_pre_bind_writes_the_binding_group(tmp_path: pathlib.Path) -> None:
+    """coscheduling.go PreBind / core.go GetGangBindingInfo: the members allowed together carry the
+    group id and member count (internal and deprecated keys); a lone pod gets none."""
+    docs = [node("n1", cpu="4"), gang_pod("a1", "a", 2), gang_pod("a2", "a", 2), pod("solo")]
+    sched = engine(tmp_path, docs, CFG)
+    sched.run()
+    for name in ("a1", "a2"):
+        annotations = live(sched, name).annotations
+        assert {k: v for k, v in annotations.items() if "bind-gang" in k} == {
+            "internal.scheduling.koordinator.sh/bind-gang-group-id": "default/a",
+            "internal.scheduling.koordinator.sh/bind-gang-member-count": "2",
+            "scheduling.koordinator.sh/bind-gang-group-id": "default/a",
+            "scheduling.koordinator.sh/bind-gang-member-count": "2",
+        }
+    assert not [k for k in live(sched, "solo").annotations if "bind-gang" in k]
+    # Once every member is bound the group no longer waits: the binding members are cleared.
+    info = plugin(sched).cache.get("default/a").group_info
+    assert info is not None and (info.waiting_gangs, info.binding_members) == (set(), set())
 
 
 def pod_group(name: str, min_member: int, timeout: int | None = None) -> dict[str, Any]:
@@ -266,8 +366,12 @@ def _victim(name: str, priority: int, job: str = "") -> Any:
     from scheduler.api.objects import parse_pod
 
     labels = {"scheduling.koordinator.sh/questioned-object-key": job} if job else {}
-    return parse_pod({"metadata": {"name": name, "namespace": "default", "uid": f"u-{name}", "labels": labels},
-                      "spec": {"containers": [{"name": "c"}], "priority": priority}})
+    return parse_pod(
+        {
+            "metadata": {"name": name, "namespace": "default", "uid": f"u-{name}", "labels": labels},
+            "spec": {"containers": [{"name": "c"}], "priority": priority},
+        }
+    )
 
 
 COSTS = [
@@ -307,3 +411,37 @@ def test_default_preemption_leaves_gang_members_to_coscheduling(tmp_path: pathli
     assert dp._claimed_by_another_plugin(live(sched, "g1"))
     assert not dp._claimed_by_another_plugin(live(sched, "solo"))
     assert plugin(sched).claims_preemption(live(sched, "g1"))
+
+
+def test_a_refused_pod_group_write_is_counted_and_retried(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scheduler.cluster.errors import APIError
+    from scheduler.cluster.simulated import SimulatedCluster
+
+    members = [pod(f"w-{i}", labels={"pod-group.scheduling.sigs.k8s.io": "job"}) for i in range(2)]
+    sched = engine(tmp_path, [node("n1"), pod_group("job", 2), *members], CFG)
+    refusals = [APIError("the object has been modified"), APIError("connection refused")]
+    original = SimulatedCluster.update_object
+
+    def flaky(self: SimulatedCluster, kind: str, doc: dict[str, Any]) -> None:
+        if kind == "PodGroup" and refusals:
+            raise refusals.pop(0)
+        original(self, kind, doc)
+
+    monkeypatch.setattr(SimulatedCluster, "update_object", flaky)
+    sched.run()
+    assert all(node_of(sched, f"w-{i}") == "n1" for i in range(2))
+    doc = next(d for d in sched.cluster.extensions["PodGroup"] if d["metadata"]["name"] == "job")
+    assert doc["status"]["phase"] == "Running"  # written once the API took it again
+    counted = sched.metrics.as_json()["schedconsole_background_errors_total"]
+    assert counted == [{"labels": {"source": "controller/PodGroupController"}, "value": 2.0}]
+    assert "connection refused" in sched.metrics.last_background_error["controller/PodGroupController"]
+
+
+def test_what_if_starts_no_gang_scheduling_context(tmp_path: pathlib.Path) -> None:
+    """A what-if (`Scheduler.evaluate`) runs BeforePreFilter as a dry run: no context is started,
+    so NextPod does not begin pulling the group's members."""
+    docs = [node("n1", cpu="4"), gang_pod("a1", "a", 2), gang_pod("a2", "a", 2)]
+    sched = engine(tmp_path, docs, CFG)
+    record = sched.evaluate(live(sched, "a1"))
+    assert record.outcome == "Scheduled"
+    assert plugin(sched).context is None

@@ -20,7 +20,9 @@ from scheduler.plugins.imagelocality import (
     calculate_priority,
     normalized_image_name,
 )
-from tests.builders import FakeHandle, make_node, make_pod, make_snapshot
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 _pods = itertools.count()
 
@@ -180,7 +182,7 @@ def image_cluster(draw: st.DrawFn) -> Snapshot:
     return make_snapshot(nodes)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(cluster=image_cluster(), data=st.data())
 def test_score_batch_matches_per_node(cluster: Snapshot, data: st.DataObject) -> None:
     images = data.draw(st.lists(st.sampled_from(IMAGES), max_size=4))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.api.objects import PreferredSchedulingTerm
+from scheduler.api.affinity import PreferredSchedulingTerm
 from scheduler.api.selectors import parse_node_selector, parse_node_selector_term
 from scheduler.config.args import NodeAffinityArgs
 from scheduler.framework.types import (
@@ -29,14 +29,10 @@ from scheduler.plugins.nodeaffinity import (
     parse_int64,
     term_parse_error,
 )
-from tests.builders import (
-    FakeHandle,
-    assert_batch_filter_agrees,
-    assert_batch_score_agrees,
-    make_node,
-    make_pod,
-    make_snapshot,
-)
+from tests.support.batch import assert_batch_filter_agrees, assert_batch_score_agrees
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 
 def expr(key: str, op: str, *values: str) -> dict[str, Any]:
@@ -428,7 +424,7 @@ def parses(raw_term: dict[str, Any]) -> bool:
     return term_parse_error(parse_node_selector_term(raw_term, "")) is None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(data=st.data())
 def test_batch_agrees_with_per_node(data: st.DataObject) -> None:
     n = data.draw(st.integers(1, 7), label="nodes")

@@ -10,13 +10,10 @@ from hypothesis import strategies as st
 from scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState
 from scheduler.plugins import nodename
 from scheduler.plugins.nodename import REASON, NodeName
-from tests.builders import (
-    FakeHandle,
-    assert_batch_filter_agrees,
-    make_node,
-    make_pod,
-    make_snapshot,
-)
+from tests.support.batch import assert_batch_filter_agrees
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 # kubernetes/kubernetes pkg/scheduler/framework/plugins/nodename/node_name_test.go
 CASES = [
@@ -45,7 +42,7 @@ def test_has_no_pre_filter_and_registers_node_add() -> None:
     assert plugin.events_to_register() == [ClusterEvent("Node", ActionType.ADD)]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(n=st.integers(1, 8), wanted=st.sampled_from(["", "n0", "n3", "ghost"]), data=st.data())
 def test_batch_agrees_with_per_node(n: int, wanted: str, data: st.DataObject) -> None:
     snap = make_snapshot([make_node(f"n{i}") for i in range(n)])

@@ -13,13 +13,10 @@ from scheduler.framework.nodeinfo import ProtocolPort
 from scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState
 from scheduler.plugins import nodeports
 from scheduler.plugins.nodeports import REASON, NodePorts, host_ports
-from tests.builders import (
-    FakeHandle,
-    assert_batch_filter_agrees,
-    make_node,
-    make_pod,
-    make_snapshot,
-)
+from tests.support.batch import assert_batch_filter_agrees
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 
 def ports(*infos: str) -> list[dict[str, Any]]:
@@ -127,7 +124,7 @@ port_st = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     used=st.lists(st.lists(st.lists(port_st, max_size=2), max_size=2), min_size=1, max_size=6),
     wanted=st.lists(port_st, min_size=1, max_size=3),

@@ -12,13 +12,10 @@ from hypothesis import strategies as st
 from scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState
 from scheduler.plugins import nodeunschedulable
 from scheduler.plugins.nodeunschedulable import REASON_UNSCHEDULABLE, NodeUnschedulable
-from tests.builders import (
-    FakeHandle,
-    assert_batch_filter_agrees,
-    make_node,
-    make_pod,
-    make_snapshot,
-)
+from tests.support.batch import assert_batch_filter_agrees
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"
 
@@ -56,7 +53,7 @@ def test_events_to_register() -> None:
     assert NodeUnschedulable.name == "NodeUnschedulable"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     cordoned=st.lists(st.booleans(), min_size=1, max_size=10),
     tolerates=st.booleans(),

@@ -14,7 +14,7 @@ from scheduler.framework.types import ActionType, ClusterEvent, QueueingHint
 from scheduler.plugins import interpodaffinity, nodename, nodeports, nodeunschedulable, schedulinggates, tainttoleration
 from scheduler.plugins.nodeaffinity import NodeAffinity, compile_selector
 from scheduler.plugins.noderesources import fit
-from tests.builders import make_node, make_pod
+from tests.support.builders import make_node, make_pod
 
 Q = QueueingHint.QUEUE
 SKIP = QueueingHint.QUEUE_SKIP
@@ -144,7 +144,9 @@ def test_nodeunschedulable_hints() -> None:
     assert node_hint(pod, make_node("n1"), make_node("n1", unschedulable=True)) == SKIP
     assert node_hint(pod, make_node("n1"), make_node("n1")) == SKIP
     pod_hint = _hint(events, "Pod", ActionType.UPDATE_POD_TOLERATION)
-    tolerant = make_pod("p", spec={"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]})
+    tolerant = make_pod(
+        "p", spec={"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}
+    )
     assert pod_hint(pod, pod, tolerant) == Q
     assert pod_hint(pod, tolerant, tolerant) == SKIP
     assert pod_hint(make_pod("q"), pod, tolerant) == SKIP

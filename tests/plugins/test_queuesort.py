@@ -6,7 +6,8 @@ import pytest
 
 from scheduler.framework.types import QueuedPodInfo
 from scheduler.plugins import queuesort
-from tests.builders import FakeHandle, make_pod, make_snapshot
+from tests.support.builders import make_pod, make_snapshot
+from tests.support.fakes import FakeHandle
 
 LOW, HIGH = 1, 2
 

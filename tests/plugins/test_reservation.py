@@ -13,6 +13,7 @@ from scheduler.api.loader import LoadError, load_cluster
 from scheduler.api.objects import parse_pod
 from scheduler.api.reservation import parse_reservation
 from scheduler.config.args import ReservationArgs
+from scheduler.plugins.reservation.plugin import ReservationInfo
 from tests.plugins.koord import config, engine, node, node_of, pod, reservation
 
 CFG = config("Reservation")
@@ -58,15 +59,37 @@ def test_owner_matching(owners: list[dict[str, Any]], candidate: dict[str, Any],
 
 
 INDEX_EXTRA = [
-    ("expression In", [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "web"]}]}}], pod("p", labels={"app": "web"}), True),
-    ("expression Exists", [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}], pod("p", labels={"app": "x"}), True),
-    ("expression NotIn only (unkeyed)", [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]}}], pod("p"), True),
+    (
+        "expression In",
+        [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "web"]}]}}],
+        pod("p", labels={"app": "web"}),
+        True,
+    ),
+    (
+        "expression Exists",
+        [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}],
+        pod("p", labels={"app": "x"}),
+        True,
+    ),
+    (
+        "expression NotIn only (unkeyed)",
+        [{"labelSelector": {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]}}],
+        pod("p"),
+        True,
+    ),
     ("object by uid", [{"object": {"uid": "uid-default-p"}}], pod("p"), True),
-    ("controller by uid", [{"controller": {"uid": "u"}}], pod("p", owner_references=[{"apiVersion": "v1", "kind": "Job", "name": "j", "uid": "u"}]), True),
+    (
+        "controller by uid",
+        [{"controller": {"uid": "u"}}],
+        pod("p", owner_references=[{"apiVersion": "v1", "kind": "Job", "name": "j", "uid": "u"}]),
+        True,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("owners", "candidate", "want"), [c[1:] for c in OWNERS + INDEX_EXTRA], ids=[c[0] for c in OWNERS + INDEX_EXTRA])
+@pytest.mark.parametrize(
+    ("owners", "candidate", "want"), [c[1:] for c in OWNERS + INDEX_EXTRA], ids=[c[0] for c in OWNERS + INDEX_EXTRA]
+)
 def test_owner_index_never_misses_a_match(owners: list[dict[str, Any]], candidate: dict[str, Any], want: bool) -> None:
     from scheduler.plugins.reservation.plugin import OwnerIndex, ReservationInfo
 
@@ -196,3 +219,78 @@ def test_args(data: dict[str, Any], issues: list[str]) -> None:
     assert len(got) == len(issues) and all(f in t for t, f in zip(got, issues, strict=True))
     if not data:
         assert (args.min_candidate_nodes_percentage, args.gc_duration_seconds) == (10, 86400)
+
+
+# scoring.go ScoreReservation: per reserved resource 100*requested/capacity, 0 for a resource the
+# pod would overfill (not capped at 100), the mean truncated.
+SCORE_RESERVATION = [
+    ("half of cpu, an eighth of memory", {"cpu": 4000, "memory": 8 << 30}, {"cpu": 2000, "memory": 1 << 30}, 31),
+    ("cpu overfilled adds 0", {"cpu": 2000, "memory": 8 << 30}, {"cpu": 3000, "memory": 4 << 30}, 25),
+    ("exactly full", {"cpu": 2000}, {"cpu": 2000}, 100),
+    ("resources the reservation lacks are ignored", {"cpu": 4000}, {"cpu": 1000, "memory": 1 << 30}, 25),
+]
+
+
+@pytest.mark.parametrize(
+    ("allocatable", "requests", "want"), [c[1:] for c in SCORE_RESERVATION], ids=[c[0] for c in SCORE_RESERVATION]
+)
+def test_score_reservation(allocatable: dict[str, int], requests: dict[str, int], want: int) -> None:
+    r = parse_reservation(reservation("r"))
+    info = ReservationInfo(r, "Available", "n1", allocatable)
+    assert info.score(requests) == want
+
+
+def test_score_is_normalized_and_the_owner_sees_its_node_without_the_reservation(tmp_path: pathlib.Path) -> None:
+    """scoring.go NormalizeScore (DefaultNormalizeScore, best node to 100) and transformer.go
+    BeforePreFilter/restoreMatchedReservation: the Score plugins see n1 without r1's hold, so
+    NodeResourcesFit scores n1 as it scores the empty n2."""
+    r1 = reservation("web", cpu="4", allocateOnce=False, ttl="0s")
+    r1["spec"]["template"]["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n1"}
+    docs = [node("n1", cpu="8"), node("n2", cpu="8"), r1, pod("w", cpu="2", labels={"app": "web"})]
+    sched = engine(tmp_path, docs, CFG)
+    sched.run()
+    attempt = next(r for r in sched.records if r.pod == "default/w")
+    scores = attempt.scores()
+    assert (scores["n1"]["Reservation"], scores["n2"]["Reservation"]) == (100, 0)
+    assert scores["n1"]["NodeResourcesFit"] == scores["n2"]["NodeResourcesFit"]
+    assert node_of(sched, "w") == "n1"
+    # The restore lasts one cycle: the node again holds the reservation's remaining 2 cpu + the owner's 2.
+    assert int(sched.snapshot.requested[sched.snapshot.position["n1"], 0]) == 4000
+
+
+def test_reservation_order_label_wins_nomination_and_the_node(tmp_path: pathlib.Path) -> None:
+    """scoring.go findMostPreferredReservationByOrder / nominator.go NominateReservation: the
+    lowest non-zero `scheduling.koordinator.sh/reservation-order` is nominated and its node
+    scores mostPreferredScore (1000, normalized to 100)."""
+    owners = [{"labelSelector": {"matchLabels": {"app": "web"}}}]
+    docs = [node("n1", cpu="8"), node("n2", cpu="8")]
+    for name, host, order in (("a", "n1", None), ("b", "n2", "5"), ("c", "n2", "2")):
+        r = reservation(name, cpu="2", owners=owners, allocateOnce=False, ttl="0s")
+        r["spec"]["template"]["spec"]["nodeSelector"] = {"kubernetes.io/hostname": host}
+        if order:
+            r["metadata"]["labels"] = {"scheduling.koordinator.sh/reservation-order": order}
+        docs.append(r)
+    docs.append(pod("w", cpu="1", labels={"app": "web"}))
+    sched = engine(tmp_path, docs, CFG)
+    sched.run()
+    owner = next(p for p in sched.cluster.list_pods() if p.name == "w")
+    assert owner.node_name == "n2"
+    assert '"name":"c"' in owner.annotations["scheduling.koordinator.sh/reservation-allocated"]
+
+
+def test_object_owner_compares_api_version() -> None:
+    """pkg/util/reservation/reservation.go MatchObjectRef: apiVersion, when set, must match."""
+    r = parse_reservation(reservation("r", owners=[{"object": {"name": "p", "apiVersion": "v2"}}]))
+    assert not r.matches_owner(parse_pod(pod("p")))
+    r = parse_reservation(reservation("r", owners=[{"object": {"name": "p", "apiVersion": "v1"}}]))
+    assert r.matches_owner(parse_pod(pod("p")))
+
+
+def test_reservation_selector_index_route(tmp_path: pathlib.Path) -> None:
+    """service.go GET /reservationSelectorIndex: with no index configured the snapshot reports it
+    disabled (DumpReservationSelectorIndex, ReservationSelectorIndexSnapshot's JSON)."""
+    sched = engine(tmp_path, [node("n1")], CFG)
+    reply = sched.extender.dispatch("GET", "/apis/v1/plugins/Reservation/reservationSelectorIndex")
+    assert (reply.status, reply.body) == (200, {"enabled": False, "prefixes": None, "indexedReservations": 0})
+    services = sched.extender.dispatch("GET", "/apis/v1/__services__").body["GET"]
+    assert "/apis/v1/plugins/Reservation/reservationSelectorIndex" in services

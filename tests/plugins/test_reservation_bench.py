@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from scheduler.bench import WORKLOADS, add_arguments, run_bench
-from scheduler.bench_koord import RESERVATION_LABEL, reservation, reservations_respected
+from scheduler.bench.koord import RESERVATION_LABEL, reservation, reservations_respected
+from scheduler.bench.run import WORKLOADS, add_arguments, run_bench
 from scheduler.clock import VirtualClock
 
 
@@ -21,7 +21,7 @@ def bench(*argv: str) -> dict[str, object]:
     return json.loads(out.getvalue().strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def test_registered_with_the_issue_sizes() -> None:
+def test_registered_with_5000_nodes_and_10000_measured_pods() -> None:
     assert WORKLOADS["Reservation"][1] == (5000, 0, 10000)
 
 
@@ -50,9 +50,13 @@ def test_the_assertion_catches_a_non_owner_taking_a_reservation() -> None:
         doc["status"] = {"phase": "Available", "nodeName": "node-00000"}
     intruder = work.measured[1].with_changes(node_name="node-00001")
     intruder.meta = type(intruder.meta)(
-        **{**{f: getattr(intruder.meta, f) for f in intruder.meta.__slots__},
-           "annotations": {"scheduling.koordinator.sh/reservation-allocated": '{"name":"r-00000","uid":"uid-r-00000"}'}}
+        **{
+            **{f: getattr(intruder.meta, f) for f in intruder.meta.__slots__},
+            "annotations": {"scheduling.koordinator.sh/reservation-allocated": '{"name":"r-00000","uid":"uid-r-00000"}'},
+        }
     )
-    cluster = SimulatedCluster.from_objects(ClusterObjects(nodes=work.nodes, pods=[intruder], extensions={"Reservation": docs}), VirtualClock(0.0))
+    cluster = SimulatedCluster.from_objects(
+        ClusterObjects(nodes=work.nodes, pods=[intruder], extensions={"Reservation": docs}), VirtualClock(0.0)
+    )
     with pytest.raises(AssertionError, match="own no reservation allocated one"):
         reservations_respected(cluster)

@@ -7,7 +7,8 @@ import pytest
 from scheduler.framework.types import ActionType, ClusterEvent, Code
 from scheduler.plugins import schedulinggates
 from scheduler.plugins.schedulinggates import SchedulingGates
-from tests.builders import FakeHandle, make_pod, make_snapshot
+from tests.support.builders import make_pod, make_snapshot
+from tests.support.fakes import FakeHandle
 
 # kubernetes/kubernetes pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates_test.go
 CASES = [

@@ -12,14 +12,10 @@ from hypothesis import strategies as st
 from scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState
 from scheduler.plugins import tainttoleration
 from scheduler.plugins.tainttoleration import REASON_UNTOLERATED, TaintToleration
-from tests.builders import (
-    FakeHandle,
-    assert_batch_filter_agrees,
-    assert_batch_score_agrees,
-    make_node,
-    make_pod,
-    make_snapshot,
-)
+from tests.support.batch import assert_batch_filter_agrees, assert_batch_score_agrees
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 
 def taint(key: str, value: str, effect: str) -> dict[str, str]:
@@ -209,7 +205,7 @@ def tolerations_st(draw: st.DrawFn) -> list[dict[str, str]]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     node_taints=st.lists(taints_st, min_size=1, max_size=8),
     tolerations=tolerations_st(),

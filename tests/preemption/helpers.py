@@ -17,6 +17,7 @@ from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.types import Code, CycleState, PreFilterResult, Status, error
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
+from tests.support.builders import node_doc, pod_doc
 
 START = 1767225600.0
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
@@ -43,17 +44,8 @@ def mk_pod(
 ) -> Pod:
     """A pod as st.MakePod builds it; `start` is a start time in nanoseconds since the epoch."""
     requests = {"cpu": req[0], "memory": req[1]} if req else {}
-    body: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": requests}}],
-        **(spec or {}),
-    }
-    if node:
-        body["nodeName"] = node
-    if priority is not None:
-        body["priority"] = priority
-    if policy:
-        body["preemptionPolicy"] = policy
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid or name, "labels": labels or {}}
+    container = {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": requests}}
+    meta: dict[str, Any] = {"uid": uid or name, "labels": labels or {}}
     if terminating:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     status: dict[str, Any] = {"phase": "Running" if node else "Pending"}
@@ -61,7 +53,10 @@ def mk_pod(
         status["conditions"] = conditions
     if nominated:
         status["nominatedNodeName"] = nominated
-    pod = parse_pod({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body, "status": status})
+    extra = {**(spec or {}), **({"preemptionPolicy": policy} if policy else {})}
+    pod = parse_pod(
+        pod_doc(name, namespace, node_name=node, priority=priority, spec=extra, containers=[container], status=status, **meta)
+    )
     if start is not None:
         pod.start_time = start / 1e9
     return pod
@@ -69,15 +64,7 @@ def mk_pod(
 
 def mk_node(name: str, cpu: str = "0", memory: str = "0", pods: int = 32, labels: dict[str, str] | None = None) -> Node:
     """A node as st.MakeNode().Capacity(...) builds it (32 pods unless said otherwise)."""
-    alloc = {"cpu": cpu, "memory": memory, "pods": str(pods)}
-    return parse_node(
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-            "status": {"allocatable": alloc, "capacity": dict(alloc)},
-        }
-    )
+    return parse_node(node_doc(name, cpu, memory, pods, labels, capacity=True))
 
 
 def topo_node(spec: str, res: tuple[str, str] = VERY_LARGE) -> Node:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler.apicalls import ApiCallEvent
 from scheduler.cluster.faults import FaultRule
-from scheduler.scheduler import ApiCallEvent
 from tests.preemption.helpers import Env, mk_node, mk_pod
 
 
@@ -27,7 +27,10 @@ def test_each_call_is_told_as_it_starts_and_ends() -> None:
     first = env.sched.schedule_one()
     assert first is not None and first.outcome == "Nominated"
     # The nomination is patched in the cycle; the victims' calls have not run yet (asynchronous).
-    assert _steps(seen) == [("nominatedNodeName patch", "default/preemptor", "started"), ("nominatedNodeName patch", "default/preemptor", "finished")]
+    assert _steps(seen) == [
+        ("nominatedNodeName patch", "default/preemptor", "started"),
+        ("nominatedNodeName patch", "default/preemptor", "finished"),
+    ]
     env.sched.run()
     assert _steps(seen)[2:] == [
         ("DisruptionTarget patch", "default/low1", "started"),
@@ -69,7 +72,7 @@ def test_no_listener_no_events(monkeypatch: Any) -> None:
     lows = [mk_pod("low1", node="node1", priority=0, req=("300m", "300"))]
     env = Env([mk_node("node1", "1000m", "1000")], lows)
     built: list[Any] = []
-    monkeypatch.setattr("scheduler.scheduler.ApiCallEvent", lambda *a: built.append(a))
+    monkeypatch.setattr("scheduler.apicalls.ApiCallEvent", lambda *a: built.append(a))
     env.add(mk_pod("preemptor", priority=1000, req=("900m", "100")))
     env.sched.run()
     assert built == []

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from scheduler.bench import WORKLOADS, add_arguments, preemption_async, run_bench
+from scheduler.bench.run import WORKLOADS, add_arguments, run_bench
+from scheduler.bench.workloads import preemption_async
 
 
 def bench(*argv: str) -> dict[str, object]:

@@ -21,12 +21,13 @@ from scheduler.plugins.defaultpreemption import calculate_num_candidates, filter
 from scheduler.preemption.evaluator import (
     Victims,
     aggregate_errors,
+    dry_run_fit_error,
     earliest_start_time_of_highest_priority,
-    fit_error_message,
     more_important_pod,
     pick_one_node_for_preemption,
 )
 from tests.preemption.helpers import Env, mk_node, mk_pdb, mk_pod
+from tests.support.examples import examples
 
 NOW = 1767225600.0
 
@@ -152,35 +153,33 @@ def test_aggregate_errors_as_utilerrors() -> None:
     assert aggregate_errors(["a", "a"]) == "a"
 
 
-def test_fit_error_message_counts_absent_nodes_as_not_helpful() -> None:
+def test_dry_run_fit_error_counts_absent_nodes_as_not_helpful() -> None:
     statuses = {
         "n1": Status(Code.UNSCHEDULABLE, ("Insufficient cpu",)),
         "n2": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims found for incoming pod",)),
         "n3": Status(Code.UNSCHEDULABLE),
     }
-    assert fit_error_message(5, statuses) == (
+    assert dry_run_fit_error(5, statuses) == (
         "0/5 nodes are available: 1 Insufficient cpu, 1 No preemption victims found for incoming pod, "
         "2 Preemption is not helpful for scheduling."
     )
-    assert fit_error_message(0, {}) == "0/0 nodes are available:"
+    assert dry_run_fit_error(0, {}) == "0/0 nodes are available:"
 
 
 REASONS = ("Insufficient cpu", "Insufficient memory", "No preemption victims found for incoming pod")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     picks=st.lists(st.integers(0, 5), max_size=40),
     shared=st.lists(st.lists(st.sampled_from(REASONS), max_size=2), min_size=1, max_size=3),
     extra=st.integers(0, 5),
 )
-def test_fit_error_message_counts_shared_statuses_like_a_walk(picks: list[int], shared: list[list[str]], extra: int) -> None:
+def test_dry_run_fit_error_counts_shared_statuses_like_a_walk(picks: list[int], shared: list[list[str]], extra: int) -> None:
     # Nodes share Status objects (the dry run gives every node without victims the same one),
     # in runs or scattered: counting runs of one object must equal counting every node's reasons.
     pool = [Status(Code.UNSCHEDULABLE, tuple(r)) for r in shared]
-    statuses = {
-        f"n{i}": pool[p] if p < len(pool) else Status(Code.UNSCHEDULABLE, (REASONS[i % 3],)) for i, p in enumerate(picks)
-    }
+    statuses = {f"n{i}": pool[p] if p < len(pool) else Status(Code.UNSCHEDULABLE, (REASONS[i % 3],)) for i, p in enumerate(picks)}
     counts: dict[str, int] = {}
     for status in statuses.values():
         for reason in status.reasons:
@@ -190,14 +189,14 @@ def test_fit_error_message_counts_shared_statuses_like_a_walk(picks: list[int], 
         counts["Preemption is not helpful for scheduling"] = extra
     parts = sorted(f"{c} {r}" for r, c in counts.items())
     want = f"0/{total} nodes are available:" + (f" {', '.join(parts)}." if parts else "")
-    assert fit_error_message(total, statuses) == want
+    assert dry_run_fit_error(total, statuses) == want
 
 
 # ----- property: the victims are lower priority, evicting them makes room, and none was needless --------------
 pod_spec = st.tuples(st.integers(0, 3), st.sampled_from([-5, 0, 5, 10, 50]), st.integers(1, 6), st.integers(0, 5))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     nodes=st.integers(1, 4),
     pods=st.lists(pod_spec, max_size=12),

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from scheduler.plugins import defaultpreemption
 from tests.preemption.helpers import Env, mk_node, mk_pdb, mk_pod
+from tests.support.examples import examples
 
 REQS = st.tuples(st.sampled_from(["100m", "300m", "700m", "1"]), st.sampled_from(["100", "400", "900"]))
 
@@ -18,22 +19,33 @@ REQS = st.tuples(st.sampled_from(["100m", "300m", "700m", "1"]), st.sampled_from
 @st.composite
 def clusters(draw: st.DrawFn) -> tuple[list[Any], list[Any], Any, bool]:
     nodes = [
-        mk_node(f"n{i}", draw(st.sampled_from(["1", "2"])), "1000", pods=draw(st.integers(2, 5)),
-                labels={"zone": draw(st.sampled_from(["a", "b"]))})
+        mk_node(
+            f"n{i}",
+            draw(st.sampled_from(["1", "2"])),
+            "1000",
+            pods=draw(st.integers(2, 5)),
+            labels={"zone": draw(st.sampled_from(["a", "b"]))},
+        )
         for i in range(draw(st.integers(1, 4)))
     ]
     pods = []
     for j in range(draw(st.integers(0, 10))):
         pods.append(
-            mk_pod(f"v{j}", node=f"n{draw(st.integers(0, len(nodes) - 1))}", priority=draw(st.integers(-2, 3)),
-                   req=draw(REQS), labels={"app": draw(st.sampled_from(["x", "y"]))}, start=draw(st.integers(1, 5)))
+            mk_pod(
+                f"v{j}",
+                node=f"n{draw(st.integers(0, len(nodes) - 1))}",
+                priority=draw(st.integers(-2, 3)),
+                req=draw(REQS),
+                labels={"app": draw(st.sampled_from(["x", "y"]))},
+                start=draw(st.integers(1, 5)),
+            )
         )
     selector = {"nodeSelector": {"zone": "a"}} if draw(st.booleans()) else {}
     preemptor = mk_pod("p", priority=draw(st.integers(0, 4)), req=draw(REQS), spec=selector)
     return nodes, pods, preemptor, draw(st.booleans())
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(case=clusters())
 def test_fast_reprieve_equals_full_filter(case: tuple[list[Any], list[Any], Any, bool]) -> None:
     nodes, pods, preemptor, with_pdb = case

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from scheduler.framework.nodeinfo import PodInfo
 from tests.preemption.helpers import Env, mk_node, mk_pdb, mk_pod
+from tests.support.examples import examples
 
 REQS = st.tuples(st.sampled_from(["100m", "300m", "700m", "1"]), st.sampled_from(["100", "400", "900"]))
 FILTERS = ("NodeResourcesFit", "NodeAffinity", "TaintToleration", "NodeUnschedulable")
@@ -20,27 +21,38 @@ FILTERS = ("NodeResourcesFit", "NodeAffinity", "TaintToleration", "NodeUnschedul
 @st.composite
 def clusters(draw: st.DrawFn) -> tuple[list[Any], list[Any], Any, bool, list[Any]]:
     nodes = [
-        mk_node(f"n{i}", draw(st.sampled_from(["1", "2"])), "1000", pods=draw(st.integers(2, 5)),
-                labels={"zone": draw(st.sampled_from(["a", "b"]))})
+        mk_node(
+            f"n{i}",
+            draw(st.sampled_from(["1", "2"])),
+            "1000",
+            pods=draw(st.integers(2, 5)),
+            labels={"zone": draw(st.sampled_from(["a", "b"]))},
+        )
         for i in range(draw(st.integers(1, 5)))
     ]
     pods = []
     for j in range(draw(st.integers(0, 12))):
         pods.append(
-            mk_pod(f"v{j}", node=f"n{draw(st.integers(0, len(nodes) - 1))}", priority=draw(st.integers(-2, 3)),
-                   req=draw(REQS), labels={"app": draw(st.sampled_from(["x", "y"]))}, start=draw(st.integers(1, 5)))
+            mk_pod(
+                f"v{j}",
+                node=f"n{draw(st.integers(0, len(nodes) - 1))}",
+                priority=draw(st.integers(-2, 3)),
+                req=draw(REQS),
+                labels={"app": draw(st.sampled_from(["x", "y"]))},
+                start=draw(st.integers(1, 5)),
+            )
         )
     selector = {"nodeSelector": {"zone": "a"}} if draw(st.booleans()) else {}
     preemptor = mk_pod("p", priority=draw(st.integers(0, 4)), req=draw(REQS), spec=selector)
-    nominated = [
-        mk_pod(f"nom{k}", priority=draw(st.integers(0, 4)), req=draw(REQS)) for k in range(draw(st.integers(0, 2)))
-    ]
+    nominated = [mk_pod(f"nom{k}", priority=draw(st.integers(0, 4)), req=draw(REQS)) for k in range(draw(st.integers(0, 2)))]
     return nodes, pods, preemptor, draw(st.booleans()), nominated
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(case=clusters(), data=st.data())
-def test_stand_in_equals_select_victims_on_node(case: tuple[list[Any], list[Any], Any, bool, list[Any]], data: st.DataObject) -> None:
+def test_stand_in_equals_select_victims_on_node(
+    case: tuple[list[Any], list[Any], Any, bool, list[Any]], data: st.DataObject
+) -> None:
     nodes, pods, preemptor, with_pdb, nominated = case
     env = Env(nodes, pods, plugins=FILTERS)
     for other in nominated:
@@ -55,7 +67,9 @@ def test_stand_in_equals_select_victims_on_node(case: tuple[list[Any], list[Any]
         if got is None:
             continue
         victims, violations, status = got
-        want_victims, want_violations, want_status = env.plugin.select_victims_on_node(state.clone(), preemptor, info.clone(), pdbs)
+        want_victims, want_violations, want_status = env.plugin.select_victims_on_node(
+            state.clone(), preemptor, info.clone(), pdbs
+        )
         assert [v.uid for v in victims] == [v.uid for v in want_victims]
         assert (violations, status.code, status.reasons) == (want_violations, want_status.code, want_status.reasons)
         # The stand-in copies nothing and changes nothing.
@@ -64,8 +78,11 @@ def test_stand_in_equals_select_victims_on_node(case: tuple[list[Any], list[Any]
 
 def test_stand_in_answers_the_usual_node() -> None:
     """A node full of lower-priority pods, nothing nominated: answered without a copy."""
-    env = Env([mk_node("n0", "2", "1000", pods=5)], [mk_pod(f"v{j}", node="n0", priority=0, req=("700m", "100")) for j in range(2)],
-              plugins=FILTERS)
+    env = Env(
+        [mk_node("n0", "2", "1000", pods=5)],
+        [mk_pod(f"v{j}", node="n0", priority=0, req=("700m", "100")) for j in range(2)],
+        plugins=FILTERS,
+    )
     preemptor = mk_pod("p", priority=5, req=("1", "100"))
     state = env.prefilter(preemptor)
     stand_in = env.plugin.victims_by_arithmetic(state, preemptor, env.node_infos(), np.asarray([0]), [])
@@ -76,7 +93,9 @@ def test_stand_in_answers_the_usual_node() -> None:
 
 def test_no_stand_in_when_a_filter_reads_pods() -> None:
     env = Env([mk_node("n0", "2", "1000", pods=5)], [], plugins=(*FILTERS, "NodePorts", "InterPodAffinity"))
-    preemptor = mk_pod("p", priority=5, req=("1", "100"), spec={"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]})
+    preemptor = mk_pod(
+        "p", priority=5, req=("1", "100"), spec={"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]}
+    )
     state = env.prefilter(preemptor)
     assert env.plugin.victims_by_arithmetic(state, preemptor, env.node_infos(), np.asarray([0]), []) is None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.production.harness import Stack
+from tests.support.stack import Stack
 
 
 @pytest.fixture(scope="module")

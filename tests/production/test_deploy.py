@@ -1,8 +1,9 @@
 """The deployment files: production settings pass `check --deploy`, the image is built by the
-script CI runs, and compose wires the processes DESIGN section 1 names."""
+script CI runs, and compose wires the processes docs/architecture.md, "Processes" names."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -11,7 +12,7 @@ import sys
 
 import yaml
 
-from tests.production.harness import ROOT
+from tests.support.stack import ROOT
 
 
 def _production_env() -> dict[str, str]:
@@ -27,7 +28,13 @@ def _production_env() -> dict[str, str]:
 
 def test_check_deploy_is_clean_with_the_documented_environment(tmp_path) -> None:
     env = {**_production_env(), "SCHEDCONSOLE_VAR_DIR": str(tmp_path), "STATIC_ROOT": str(tmp_path / "static")}
-    done = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no issues" in done.stdout
 
@@ -47,10 +54,15 @@ def test_the_image_is_built_by_the_script_ci_runs() -> None:
     user = re.findall(r"^USER (\S+)$", dockerfile, re.M)
     assert user and user[-1] not in ("root", "0")
     assert re.search(r"^HEALTHCHECK .*\n?.*/healthz", dockerfile, re.M)
-    assert "schedconsole.asgi:application" in dockerfile and "daphne" in dockerfile
+    cmd = json.loads(re.search(r"^CMD (\[.*\])$", dockerfile, re.M).group(1))
+    assert cmd[:2] == ["uvicorn", "schedconsole.asgi:application"] and "--proxy-headers" in cmd
+    assert "--timeout-graceful-shutdown" in cmd and "--ws-per-message-deflate" in cmd  # as runconsole serves
     assert "deploy/build.sh" in (ROOT / ".ci/run").read_text()
     build = (ROOT / "deploy/build.sh").read_text()
     assert "./setup.sh" in build and "collectstatic" in build
+    # The runtime lock only: no test or check tool in the image (tests/test_requirements.py).
+    assert "COPY requirements.lock " in dockerfile
+    assert not any("--dev" in r for r in runs) and "setup.sh --dev" not in build
 
 
 def test_compose_runs_the_three_process_kinds_on_redis_and_postgres() -> None:
@@ -59,5 +71,8 @@ def test_compose_runs_the_three_process_kinds_on_redis_and_postgres() -> None:
     assert {"web", "engine", "worker", "redis", "postgres"} <= set(services)
     assert services["engine"]["command"][:6] == ["celery", "-A", "schedconsole", "worker", "-Q", "engine"]
     assert services["engine"]["deploy"]["replicas"] == 2
-    assert services["worker"]["command"][:4] == ["celery", "-A", "schedconsole", "worker"] and "-Q" not in services["worker"]["command"]
+    assert (
+        services["worker"]["command"][:4] == ["celery", "-A", "schedconsole", "worker"]
+        and "-Q" not in services["worker"]["command"]
+    )
     assert "env_file" in services["web"] or "env_file" in compose.get("x-app", {})

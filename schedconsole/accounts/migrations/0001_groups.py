@@ -1,9 +1,11 @@
 """The console's two roles as groups."""
 
 from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def create_groups(apps, schema_editor):  # type: ignore[no-untyped-def]
+def create_groups(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     group = apps.get_model("auth", "Group")
     for name in ("viewer", "operator"):
         group.objects.get_or_create(name=name)

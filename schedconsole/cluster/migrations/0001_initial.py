@@ -4,39 +4,40 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Binding',
+            name="Binding",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pod_uid', models.CharField(db_index=True, max_length=64)),
-                ('pod', models.CharField(max_length=507)),
-                ('node', models.CharField(max_length=253)),
-                ('at', models.DateTimeField()),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("pod_uid", models.CharField(db_index=True, max_length=64)),
+                ("pod", models.CharField(max_length=507)),
+                ("node", models.CharField(max_length=253)),
+                ("at", models.DateTimeField()),
             ],
         ),
         migrations.CreateModel(
-            name='ClusterObject',
+            name="ClusterObject",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=64)),
-                ('namespace', models.CharField(blank=True, default='', max_length=253)),
-                ('name', models.CharField(max_length=253)),
-                ('uid', models.CharField(max_length=64, unique=True)),
-                ('document', models.JSONField()),
-                ('node_name', models.CharField(blank=True, default='', max_length=253)),
-                ('deleted', models.BooleanField(default=False)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('updated', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(max_length=64)),
+                ("namespace", models.CharField(blank=True, default="", max_length=253)),
+                ("name", models.CharField(max_length=253)),
+                ("uid", models.CharField(max_length=64, unique=True)),
+                ("document", models.JSONField()),
+                ("node_name", models.CharField(blank=True, default="", max_length=253)),
+                ("deleted", models.BooleanField(default=False)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("updated", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'indexes': [models.Index(fields=['kind', 'namespace', 'name'], name='cluster_clu_kind_c397eb_idx'), models.Index(fields=['node_name'], name='cluster_clu_node_na_f7e814_idx')],
+                "indexes": [
+                    models.Index(fields=["kind", "namespace", "name"], name="cluster_clu_kind_c397eb_idx"),
+                    models.Index(fields=["node_name"], name="cluster_clu_node_na_f7e814_idx"),
+                ],
             },
         ),
     ]

@@ -4,30 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('cluster', '0001_initial'),
+        ("cluster", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Job',
+            name="Job",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=16)),
-                ('state', models.CharField(default='queued', max_length=16)),
-                ('phase', models.CharField(blank=True, default='', max_length=64)),
-                ('done', models.IntegerField(default=0)),
-                ('total', models.IntegerField(default=0)),
-                ('params', models.JSONField(default=dict)),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('error', models.TextField(blank=True, default='')),
-                ('user', models.CharField(blank=True, default='', max_length=150)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('updated', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(max_length=16)),
+                ("state", models.CharField(default="queued", max_length=16)),
+                ("phase", models.CharField(blank=True, default="", max_length=64)),
+                ("done", models.IntegerField(default=0)),
+                ("total", models.IntegerField(default=0)),
+                ("params", models.JSONField(default=dict)),
+                ("result", models.JSONField(blank=True, null=True)),
+                ("error", models.TextField(blank=True, default="")),
+                ("user", models.CharField(blank=True, default="", max_length=150)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("updated", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
     ]

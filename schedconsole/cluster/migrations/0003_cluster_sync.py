@@ -4,28 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('cluster', '0002_job'),
+        ("cluster", "0002_job"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ClusterSync',
+            name="ClusterSync",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('running', models.BooleanField(default=False)),
-                ('kubeconfig', models.CharField(blank=True, default='', max_length=1024)),
-                ('context', models.CharField(blank=True, default='', max_length=253)),
-                ('in_cluster', models.BooleanField(default=False)),
-                ('keep_bindings', models.BooleanField(default=True)),
-                ('started_by', models.CharField(blank=True, default='', max_length=150)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('stopped_at', models.DateTimeField(blank=True, null=True)),
-                ('mirrored', models.JSONField(default=list)),
-                ('saved_at', models.DateTimeField(blank=True, null=True)),
-                ('resumed_at', models.DateTimeField(blank=True, null=True)),
-                ('resume_error', models.TextField(blank=True, default='')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("running", models.BooleanField(default=False)),
+                ("kubeconfig", models.CharField(blank=True, default="", max_length=1024)),
+                ("context", models.CharField(blank=True, default="", max_length=253)),
+                ("in_cluster", models.BooleanField(default=False)),
+                ("keep_bindings", models.BooleanField(default=True)),
+                ("started_by", models.CharField(blank=True, default="", max_length=150)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("stopped_at", models.DateTimeField(blank=True, null=True)),
+                ("mirrored", models.JSONField(default=list)),
+                ("saved_at", models.DateTimeField(blank=True, null=True)),
+                ("resumed_at", models.DateTimeField(blank=True, null=True)),
+                ("resume_error", models.TextField(blank=True, default="")),
             ],
         ),
     ]

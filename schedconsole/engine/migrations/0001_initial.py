@@ -4,20 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='EngineLease',
+            name="EngineLease",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token', models.BigIntegerField(default=0)),
-                ('holder', models.CharField(blank=True, default='', max_length=255)),
-                ('acquired', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("token", models.BigIntegerField(default=0)),
+                ("holder", models.CharField(blank=True, default="", max_length=255)),
+                ("acquired", models.DateTimeField(blank=True, null=True)),
             ],
         ),
     ]

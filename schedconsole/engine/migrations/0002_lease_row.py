@@ -1,7 +1,9 @@
 from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def create_row(apps, schema_editor):
+def create_row(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     apps.get_model("engine", "EngineLease").objects.get_or_create(id=1)
 
 

@@ -4,32 +4,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Attempt',
+            name="Attempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(db_index=True)),
-                ('pod', models.CharField(max_length=507)),
-                ('uid', models.CharField(max_length=64)),
-                ('profile', models.CharField(max_length=253)),
-                ('attempt', models.IntegerField()),
-                ('outcome', models.CharField(max_length=32)),
-                ('node', models.CharField(blank=True, default='', max_length=253)),
-                ('nominated_node', models.CharField(blank=True, default='', max_length=253)),
-                ('message', models.TextField(blank=True, default='')),
-                ('feasible_nodes', models.IntegerField(default=0)),
-                ('detail', models.JSONField()),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("at", models.DateTimeField(db_index=True)),
+                ("pod", models.CharField(max_length=507)),
+                ("uid", models.CharField(max_length=64)),
+                ("profile", models.CharField(max_length=253)),
+                ("attempt", models.IntegerField()),
+                ("outcome", models.CharField(max_length=32)),
+                ("node", models.CharField(blank=True, default="", max_length=253)),
+                ("nominated_node", models.CharField(blank=True, default="", max_length=253)),
+                ("message", models.TextField(blank=True, default="")),
+                ("feasible_nodes", models.IntegerField(default=0)),
+                ("detail", models.JSONField()),
             ],
             options={
-                'ordering': ['id'],
-                'indexes': [models.Index(fields=['pod', 'at'], name='history_att_pod_06a116_idx'), models.Index(fields=['uid', 'attempt'], name='history_att_uid_4a9311_idx')],
+                "ordering": ["id"],
+                "indexes": [
+                    models.Index(fields=["pod", "at"], name="history_att_pod_06a116_idx"),
+                    models.Index(fields=["uid", "attempt"], name="history_att_uid_4a9311_idx"),
+                ],
             },
         ),
     ]

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,50 +14,62 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='AuditEntry',
+            name="AuditEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('user', models.CharField(blank=True, default='', max_length=150)),
-                ('action', models.CharField(max_length=64)),
-                ('target', models.CharField(blank=True, default='', max_length=512)),
-                ('before', models.JSONField(null=True)),
-                ('after', models.JSONField(null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("user", models.CharField(blank=True, default="", max_length=150)),
+                ("action", models.CharField(max_length=64)),
+                ("target", models.CharField(blank=True, default="", max_length=512)),
+                ("before", models.JSONField(null=True)),
+                ("after", models.JSONField(null=True)),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.CreateModel(
-            name='ProfileVersion',
+            name="ProfileVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField(unique=True)),
-                ('document', models.JSONField()),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('comment', models.TextField(blank=True, default='')),
-                ('active', models.BooleanField(default=False)),
-                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("version", models.PositiveIntegerField(unique=True)),
+                ("document", models.JSONField()),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("comment", models.TextField(blank=True, default="")),
+                ("active", models.BooleanField(default=False)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-version'],
+                "ordering": ["-version"],
             },
         ),
         migrations.CreateModel(
-            name='PluginArgsChange',
+            name="PluginArgsChange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('plugin', models.CharField(max_length=128)),
-                ('profile', models.CharField(max_length=253)),
-                ('before', models.JSONField(null=True)),
-                ('after', models.JSONField()),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to='profiles.profileversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("plugin", models.CharField(max_length=128)),
+                ("profile", models.CharField(max_length=253)),
+                ("before", models.JSONField(null=True)),
+                ("after", models.JSONField()),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                ("version", models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to="profiles.profileversion")),
             ],
         ),
         migrations.AddConstraint(
-            model_name='profileversion',
-            constraint=models.UniqueConstraint(condition=models.Q(('active', True)), fields=('active',), name='one_active_profile_version'),
+            model_name="profileversion",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("active", True)), fields=("active",), name="one_active_profile_version"
+            ),
         ),
     ]

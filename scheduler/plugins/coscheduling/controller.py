@@ -15,6 +15,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from scheduler.api.fields import format_time
+from scheduler.cluster.errors import APIError
 
 if TYPE_CHECKING:
     from scheduler.plugins.coscheduling.gang import Gang
@@ -66,6 +67,7 @@ class PodGroupController:
     def __init__(self, plugin: Coscheduling) -> None:
         self.plugin = plugin
         self.running = False
+        self._failures: dict[str, int] = {}
 
     def start(self) -> None:
         """Sync every PodGroup now; later syncs follow cluster changes."""
@@ -105,8 +107,23 @@ class PodGroupController:
         if new_status == status:
             return False
         updated = {**doc, "status": new_status}
-        cluster.update_object("PodGroup", updated)
+        try:
+            cluster.update_object("PodGroup", updated)
+        except APIError as exc:
+            self._retry_later(key, exc)
+            return False
+        self._failures.pop(key, None)
         return True
+
+    def _retry_later(self, key: str, exc: APIError) -> None:
+        """A refused write (a conflict with a newer version, an API server away): counted, and the
+        sync tried again after a backoff of 1 s doubling to 60 s (a workqueue's rate limit); it
+        never reaches the scheduling loop."""
+        failures = self._failures.get(key, 0) + 1
+        self._failures[key] = failures
+        scheduler = self.plugin.handle.scheduler
+        scheduler.metrics.background_error(f"controller/{CONTROLLER_NAME}", APIError(f"PodGroup {key}: {exc}"))
+        scheduler.submit(lambda: self.sync(key), delay=min(60.0, 2.0 ** (failures - 1)))
 
     def unschedulable(self, gang: Gang, message: str) -> None:
         """Record the Warning event KEP-34 gives a PodGroup whose gang was rejected."""

@@ -5,15 +5,17 @@ A gang is known from a PodGroup (`GangFromPodGroupCrd`) or from its pods' annota
 Children are keyed `namespace/name`; a child is pending until it is assumed (waiting at
 Permit) and bound afterwards. Gangs listed in one `groups` annotation share a GangGroupInfo:
 the once-satisfied flag (set when the group is allowed at Permit or a member binds, never
-cleared) and this engine's round bookkeeping (see `GangGroupInfo.failed`).
+cleared) and the group's representative pod (`ganggroup.go`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler.api.duration import parse_duration
 from scheduler.api.fields import format_time
 from scheduler.api.objects import Pod
 from scheduler.api.podgroup import (
@@ -34,11 +36,20 @@ from scheduler.api.podgroup import (
     gang_name,
     match_policy_of,
 )
-from scheduler.config.decode import parse_duration
 
 GANG_FROM_POD_GROUP = "GangFromPodGroupCrd"
 GANG_FROM_ANNOTATION = "GangFromPodAnnotation"
 GO_ZERO_TIME = "0001-01-01T00:00:00Z"
+# `NewGangGroupInfo("", nil)`, what a gang carries before its group is known.
+_NEW_GROUP_INFO: dict[str, Any] = {
+    "Initialized": False,
+    "GangGroupId": "",
+    "GangGroup": None,
+    "OnceResourceSatisfied": False,
+    "WaitingGangIDs": {},
+    "RepresentativePodKey": "",
+    "BindingMemberPods": None,
+}
 
 
 def gang_group_id(group: list[str]) -> str:
@@ -70,19 +81,59 @@ def _group_slice(text: str) -> list[str]:
 
 @dataclass(slots=True, eq=False)
 class GangGroupInfo:
-    """State shared by the gangs of one group.
+    """State shared by the gangs of one group (`ganggroup.go` GangGroupInfo).
 
-    `failed` is this engine's stand-in for Koordinator's gang scheduling context: when a Strict
-    group is rejected (PostFilter, Unreserve) or a member times out at Permit, the failure
-    message is kept with the cluster version of that moment; until the cluster changes (a pod
-    bound or deleted, a node or PodGroup changed), members are turned away at PreEnqueue and
-    PreFilter with that message instead of being tried again on an unchanged cluster.
+    `representative` is the key of the one member PreEnqueue lets into the active queue
+    (`RecordIfNoRepresentatives`); the others are gated until that member starts the group's
+    scheduling context, which then pulls them through NextPod. It is cleared when the
+    representative enters scheduling (`ClearCurrentRepresentative`), is bound or deleted, or
+    fails the basic gang check (`DeleteIfRepresentative`).
     """
 
     group_id: str
+    group: list[str] = field(default_factory=list)
     once_satisfied: bool = False
-    failed_message: str = ""
-    failed_version: int = -1
+    representative: str = ""
+    # Gangs of the group with members waiting at Permit (`WaitingGangIDs`): all of them when one
+    # waits (AddWaitingGang), one removed when its last waiting member leaves, all at a rejection.
+    waiting_gangs: set[str] = field(default_factory=set)
+    # The uids of the members that waited when the group was allowed (`BindingMemberPods`): what
+    # PreBind writes as the member count; cleared once no gang of the group waits any more.
+    binding_members: set[str] = field(default_factory=set)
+
+    def remove_waiting_gang(self, gang: str) -> None:
+        """`RemoveWaitingGang`."""
+        self.waiting_gangs.discard(gang)
+        if not self.waiting_gangs:
+            self.binding_members = set()
+
+    def clear_waiting_gangs(self) -> None:
+        """`ClearWaitingGang`."""
+        self.waiting_gangs = set()
+        self.binding_members = set()
+
+    def json(self) -> dict[str, Any]:
+        """The GangGroupInfo as koord-scheduler's GangSummary embeds it (Go field names, sets as maps)."""
+        return {
+            "Initialized": True,
+            "GangGroupId": self.group_id,
+            "GangGroup": list(self.group),
+            "OnceResourceSatisfied": self.once_satisfied,
+            "WaitingGangIDs": {g: {} for g in sorted(self.waiting_gangs)},
+            "RepresentativePodKey": self.representative,
+            "BindingMemberPods": {u: {} for u in sorted(self.binding_members)} or None,
+        }
+
+    def record_if_no_representative(self, key: str) -> str:
+        """`RecordIfNoRepresentatives`: the representative, which is `key` if there was none."""
+        if not self.representative:
+            self.representative = key
+        return self.representative
+
+    def delete_if_representative(self, key: str) -> None:
+        """`DeleteIfRepresentative`."""
+        if self.representative == key:
+            self.representative = ""
 
 
 @dataclass(slots=True, eq=False)
@@ -174,6 +225,10 @@ class Gang:
         for bucket in (self.children, self.pending, self.waiting, self.bound):
             bucket.pop(key, None)
         self.assumed_at.pop(key, None)
+        if self.group_info is not None:
+            self.group_info.delete_if_representative(key)
+            if not self.waiting:
+                self.group_info.remove_waiting_gang(self.name)
         return self.gang_from == GANG_FROM_ANNOTATION and not self.children
 
     def add_assumed(self, pod: Pod, now: float) -> None:
@@ -189,6 +244,8 @@ class Gang:
             child = self.children.get(key)
             if child is not None:
                 self.pending[key] = child
+            if not self.waiting and self.group_info is not None:
+                self.group_info.remove_waiting_gang(self.name)
         self.assumed_at.pop(key, None)
 
     def add_bound(self, pod: Pod) -> None:
@@ -199,6 +256,9 @@ class Gang:
         self.assumed_at.pop(key, None)
         self.bound[key] = pod
         if self.group_info is not None:
+            if not self.waiting:
+                self.group_info.remove_waiting_gang(self.name)
+            self.group_info.delete_if_representative(key)
             self.group_info.once_satisfied = True
 
     def valid_for_permit(self) -> bool:
@@ -228,6 +288,7 @@ class Gang:
             "waitingForBindChildren": {k: {} for k in sorted(self.waiting)},
             "boundChildren": {k: {} for k in sorted(self.bound)},
             "onceResourceSatisfied": self.once_satisfied,
+            "gangGroupInfo": self.group_info.json() if self.group_info is not None else _NEW_GROUP_INFO,
             "gangFrom": self.gang_from,
             "hasGangInit": self.has_init,
         }
@@ -236,9 +297,10 @@ class Gang:
 class GangCache:
     """Every gang and gang group, fed by pod and PodGroup events (`GangCache`)."""
 
-    def __init__(self, default_timeout: float, default_policy: str) -> None:
+    def __init__(self, default_timeout: float, default_policy: str, now: Callable[[], float] | None = None) -> None:
         self.default_timeout = default_timeout
         self.default_policy = default_policy
+        self.now = now
         self.gangs: dict[str, Gang] = {}
         self.groups: dict[str, GangGroupInfo] = {}
         self.pod_groups: dict[str, PodGroup] = {}
@@ -256,14 +318,15 @@ class GangCache:
         gid = gang.group_id
         info = self.groups.get(gid)
         if info is None:
-            info = self.groups[gid] = GangGroupInfo(gid)
+            info = self.groups[gid] = GangGroupInfo(gid, list(gang.group))
         if gang.group_info is None or gang.group_info.group_id != gid:
             gang.group_info = info
 
     def _gang(self, gid: str) -> Gang:
         gang = self.gangs.get(gid)
         if gang is None:
-            gang = self.gangs[gid] = Gang(gid)
+            # NewGang: createTime is when the gang object is made, until a pod or PodGroup sets it.
+            gang = self.gangs[gid] = Gang(gid, create_time=self.now() if self.now is not None else None)
         return gang
 
     def on_pod_group(self, pg: PodGroup) -> Gang:

@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.api.objects import Pod
-from scheduler.cluster.simulated import APIError, NotFoundError
+from scheduler.cluster.errors import APIError, NotFoundError
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.types import Code, CycleState, Status, error, unschedulable
-from scheduler.preemption.evaluator import VICTIMS_KEY, disruption_condition, fit_error_message
+from scheduler.plugins.defaultpreemption import pod_terminating_by_preemption
+from scheduler.preemption.evaluator import VICTIMS_KEY, disruption_condition, dry_run_fit_error
 
 LABEL_DISABLE_PREEMPTIBLE = "scheduling.koordinator.sh/disable-preemptible"
 LABEL_QUESTIONED_OBJECT_KEY = "scheduling.koordinator.sh/questioned-object-key"
@@ -126,7 +127,9 @@ class JobPreemption:
         return fwk.run_pre_filter_add_pod(state, trigger, added, info)  # type: ignore[no-any-return]
 
     # ----- Preempt -----------------------------------------------------------------------------
-    def preempt(self, state: CycleState, trigger: Pod, pending: list[Pod], statuses: Callable[[str], Status]) -> tuple[str | None, Status]:
+    def preempt(
+        self, state: CycleState, trigger: Pod, pending: list[Pod], statuses: Callable[[str], Status]
+    ) -> tuple[str | None, Status]:
         """Returns (trigger's node, Success) after evicting, ("", Unschedulable) when preemption
         cannot place every pending member, or (None, failure) when the gang may not preempt now."""
         if not pending:
@@ -144,11 +147,11 @@ class JobPreemption:
                 node_statuses[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_POTENTIAL_VICTIMS,))
         if not any(node.victims for node in nodes.values()):
             self._cancel(pending)
-            return "", unschedulable(fit_error_message(snapshot.num_nodes, node_statuses))
+            return "", unschedulable(dry_run_fit_error(snapshot.num_nodes, node_statuses))
         placement = self._place(pending, nodes, node_statuses)
         if placement is None:
             self._cancel(pending)
-            return "", unschedulable(fit_error_message(snapshot.num_nodes, node_statuses))
+            return "", unschedulable(dry_run_fit_error(snapshot.num_nodes, node_statuses))
         victims: dict[str, list[Pod]] = {}
         for name, node in nodes.items():
             if node.placed:
@@ -174,11 +177,10 @@ class JobPreemption:
         info = self.handle.snapshot.get(nominated)
         if info is None:
             return False
-        from scheduler.plugins.defaultpreemption import pod_terminating_by_preemption
-
         prio = member.effective_priority
         return any(
-            pi.pod.effective_priority < prio and pod_preemptible(pi.pod) and pod_terminating_by_preemption(pi.pod) for pi in info.pods
+            pi.pod.effective_priority < prio and pod_preemptible(pi.pod) and pod_terminating_by_preemption(pi.pod)
+            for pi in info.pods
         )
 
     def _potential_nodes(self, state: CycleState, trigger: Pod, statuses: Callable[[str], Status]) -> dict[str, _Node]:

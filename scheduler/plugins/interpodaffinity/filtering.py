@@ -15,7 +15,8 @@ from itertools import repeat
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import Node, Pod, PodAffinityTerm
+from scheduler.api.affinity import PodAffinityTerm
+from scheduler.api.objects import Node, Pod
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo, term_matches
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import (
@@ -104,9 +105,7 @@ def _bump(counts: TopologyCounts, node: Node, key: str, delta: int) -> None:
         counts[pair] = total
 
 
-def add_affinity_matches(
-    counts: TopologyCounts, terms: tuple[PodAffinityTerm, ...], pod: Pod, node: Node, delta: int
-) -> None:
+def add_affinity_matches(counts: TopologyCounts, terms: tuple[PodAffinityTerm, ...], pod: Pod, node: Node, delta: int) -> None:
     """Count every term's topology pair on `node` when `pod` matches ALL the (merged) terms."""
     if pod_matches_all_terms(terms, pod):
         for term in terms:
@@ -399,18 +398,17 @@ def compute_pre_filter_state(pod: Pod, snapshot: Snapshot, all_nodes: Iterable[N
 
 def _all_nodes(nodes: Iterable[NodeInfo], snapshot: Snapshot) -> bool:
     """Whether `nodes` is the snapshot's whole node list (what the counters cover)."""
-    return nodes is snapshot.node_infos or (isinstance(nodes, list) and len(nodes) == snapshot.num_nodes and all(
-        a is b for a, b in zip(nodes, snapshot.node_infos, strict=True)))
+    return nodes is snapshot.node_infos or (
+        isinstance(nodes, list)
+        and len(nodes) == snapshot.num_nodes
+        and all(a is b for a, b in zip(nodes, snapshot.node_infos, strict=True))
+    )
 
 
 def should_skip(state: PreFilterState) -> bool:
     """PreFilter's Skip rule: no existing anti-affinity match and no required terms of its own."""
     info = state.pod_info
-    return (
-        not state.has("existing")
-        and not info.required_affinity_terms
-        and not info.required_anti_affinity_terms
-    )
+    return not state.has("existing") and not info.required_affinity_terms and not info.required_anti_affinity_terms
 
 
 def read_state(cycle: CycleState) -> PreFilterState | Status:
@@ -497,7 +495,11 @@ def _tables(state: PreFilterState, which: str, snapshot: Snapshot) -> dict[str, 
         state.tables[cache_key] = built
         return built
     built = {}
-    counts = {"existing": state.existing_anti_affinity_counts, "affinity": state.affinity_counts, "anti": state.anti_affinity_counts}[which]
+    counts = {
+        "existing": state.existing_anti_affinity_counts,
+        "affinity": state.affinity_counts,
+        "anti": state.anti_affinity_counts,
+    }[which]
     for key, values in _by_key(counts).items():
         _, code_of = snapshot.label_codes(key)
         # One spare slot at the end: code -1 (label absent) reads it and gets 0; values no node

@@ -8,6 +8,7 @@ import numpy.typing as npt
 from scheduler.api.objects import Node, Pod
 from scheduler.config.args import InterPodAffinityArgs
 from scheduler.config.errors import ConfigError
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.snapshot import Snapshot
@@ -31,9 +32,17 @@ class InterPodAffinity:
 
     name = NAME
 
-    def __init__(
-        self, handle: Handle, hard_pod_affinity_weight: int, ignore_preferred_terms_of_existing_pods: bool
-    ) -> None:
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """Refuses pods with pod (anti-)affinity; signs the labels, which existing pods' terms
+        match, unless only pods with affinity of their own are considered."""
+        aff = pod.affinity
+        if aff is not None and (aff.pod_required or aff.pod_preferred or aff.anti_required or aff.anti_preferred):
+            return signers.refused("pods with InterPodAffinity are not signable")
+        if self.ignore_preferred_terms_of_existing_pods:
+            return signers.signed()
+        return signers.signed((signers.LABELS, signers.labels(pod)))
+
+    def __init__(self, handle: Handle, hard_pod_affinity_weight: int, ignore_preferred_terms_of_existing_pods: bool) -> None:
         self._handle = handle
         self.hard_pod_affinity_weight = hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
@@ -138,10 +147,14 @@ class InterPodAffinity:
     def events_to_register(self) -> list[ClusterEvent]:
         """Assigned pods added, relabelled or deleted; nodes added, relabelled or re-tainted."""
         return [
-            ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, hint=is_schedulable_after_pod_change),
-            # UpdateNodeTaint stands in for NodeAdd events the preCheck may have filtered (issue #110175).
             ClusterEvent(
-                "Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT, hint=is_schedulable_after_node_change
+                "Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, hint=is_schedulable_after_pod_change
+            ),
+            # UpdateNodeTaint stands in for NodeAdd events the preCheck may have filtered (kubernetes/kubernetes#110175).
+            ClusterEvent(
+                "Node",
+                ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
+                hint=is_schedulable_after_node_change,
             ),
         ]
 

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
+from scheduler.api.affinity import PodAffinityTerm, WeightedPodAffinityTerm
+from scheduler.api.objects import Node, Pod
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo, term_matches
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import MAX_NODE_SCORE, CycleState, Status, error, skip

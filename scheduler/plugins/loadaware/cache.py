@@ -36,6 +36,7 @@ from scheduler.api.koordinator import (
     translate_resource_name,
 )
 from scheduler.api.objects import CPU, MEMORY, Node, Pod, pod_requests
+from scheduler.api.reservation import is_reserve_pod
 from scheduler.config.koordargs import LoadAwareSchedulingArgs
 
 DEFAULT_MILLI_CPU_REQUEST = 250
@@ -315,8 +316,10 @@ class PodAssignCache:
         return None
 
     def assign(self, node_name: str, pod: Pod, now: float, estimate: Vector | None = None) -> None:
-        """Count a pod on a node (Reserve, or a bound pod seen by the informer); `estimate` if known."""
-        if not node_name or pod.phase in ("Succeeded", "Failed"):
+        """Count a pod on a node (Reserve, or a bound pod seen by the informer); `estimate` if known.
+        A Reservation's reserve pod is never counted (`podAssignCache.assign`): what it holds is
+        not used until an owner runs there."""
+        if not node_name or pod.phase in ("Succeeded", "Failed") or is_reserve_pod(pod):
             return
         vec = estimate if estimate is not None else to_vec(self.names, estimate_pod(pod, self.args))
         estimated = vec if vec.any() else None
@@ -416,7 +419,9 @@ class PodAssignCache:
         self.report_time[row] = metric.update_time if metric.update_time is not None else -np.inf
         self.node_usage_set[row] = metric.has_node_metric
         self.node_usage[row] = to_vec(self.names, metric.node_usage)
-        self.prod_usage[row] = to_vec(self.names, metric.system_usage) if self.args.prod_usage_include_sys and metric.has_node_metric else 0
+        self.prod_usage[row] = (
+            to_vec(self.names, metric.system_usage) if self.args.prod_usage_include_sys and metric.has_node_metric else 0
+        )
         for usage, present in self.agg_usage.values():
             present[row] = False
             usage[row] = 0

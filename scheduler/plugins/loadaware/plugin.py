@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from scheduler.api.duration import parse_duration
+from scheduler.api.fielderrors import FieldIssue
 from scheduler.api.fields import FieldError, format_time
 from scheduler.api.koordinator import (
     ANNOTATION_CUSTOM_USAGE_THRESHOLDS,
@@ -23,8 +25,7 @@ from scheduler.api.koordinator import (
     priority_class,
 )
 from scheduler.api.objects import Node, Pod
-from scheduler.config.decode import parse_duration
-from scheduler.config.errors import ArgsDecodeError, FieldIssue
+from scheduler.config.errors import ArgsDecodeError
 from scheduler.config.koordargs import LoadAwareSchedulingArgs
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo
@@ -159,7 +160,7 @@ def usage_percent(estimated: int, total: int) -> int:
     return go_round(estimated / total * 100)
 
 
-def _percent(estimated: npt.NDArray[np.int64], total: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def percent_of(estimated: npt.NDArray[np.int64], total: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """`usage_percent` elementwise, with the same float steps and Go's rounding."""
     x = estimated / total * 100
     whole = np.floor(x)
@@ -286,7 +287,9 @@ class LoadAwareScheduling:
         return None
 
     # ----- Filter -------------------------------------------------------------------------------
-    def _thresholds(self, pod: Pod, profile: FilterProfile) -> tuple[tuple[int, ...] | None, bool, bool, tuple[str, float] | None]:
+    def _thresholds(
+        self, pod: Pod, profile: FilterProfile
+    ) -> tuple[tuple[int, ...] | None, bool, bool, tuple[str, float] | None]:
         """The thresholds for this pod on a node of this profile: (thresholds, prod, aggregated, agg key)."""
         prod = profile.prod is not None and any(profile.prod) and priority_class(pod) == PRIORITY_PROD
         if prod:
@@ -426,7 +429,11 @@ class LoadAwareScheduling:
             args = self.args
             skip_expired = expired if args.filter_expired_node_metrics else np.zeros(len(rows), dtype=np.bool_)
             check = reported & ~skip_expired
-            fail = metric & skip_expired if not args.enable_schedule_when_node_metrics_expired else np.zeros(len(rows), dtype=np.bool_)
+            fail = (
+                metric & skip_expired
+                if not args.enable_schedule_when_node_metrics_expired
+                else np.zeros(len(rows), dtype=np.bool_)
+            )
             self._flags = (check, fail, reported & ~expired)
             self._flags_key = key
         return self._flags
@@ -448,8 +455,8 @@ class LoadAwareScheduling:
                 t = total[has]
                 bound = ((2 * limit + 1) * t - 1) // 200
                 for _ in range(4):
-                    bound = np.where(_percent(bound + 1, t) <= limit, bound + 1, bound)
-                    bound = np.where(_percent(bound, t) > limit, bound - 1, bound)
+                    bound = np.where(percent_of(bound + 1, t) <= limit, bound + 1, bound)
+                    bound = np.where(percent_of(bound, t) > limit, bound - 1, bound)
                 out[has, i] = bound
             return out
 
@@ -512,7 +519,9 @@ class LoadAwareScheduling:
             ) -> npt.NDArray[np.int64]:
                 return self._first_failures(snapshot, at, t, p, a, incoming)
 
-            first_failure = self._per_node(snapshot, ("filter", thresholds, prod, agg_key, incoming.tobytes()), failures)[positions]
+            first_failure = self._per_node(snapshot, ("filter", thresholds, prod, agg_key, incoming.tobytes()), failures)[
+                positions
+            ]
             failing = check & (first_failure >= 0)
             if member is not None:
                 failing &= member
@@ -565,12 +574,19 @@ class LoadAwareScheduling:
         prod, agg_key = self._score_mode(pod)
         incoming = self._incoming(state, pod)
         raw = self._per_node(
-            snapshot, ("score", prod, agg_key, incoming.tobytes()), lambda at: self._raw_scores(snapshot, at, prod, agg_key, incoming)
+            snapshot,
+            ("score", prod, agg_key, incoming.tobytes()),
+            lambda at: self._raw_scores(snapshot, at, prod, agg_key, incoming),
         )[positions]
         return np.where(valid, raw, 0)
 
     def _raw_scores(
-        self, snapshot: Snapshot, positions: npt.NDArray[np.int64], prod: bool, agg_key: tuple[str, float] | None, incoming: npt.NDArray[np.int64]
+        self,
+        snapshot: Snapshot,
+        positions: npt.NDArray[np.int64],
+        prod: bool,
+        agg_key: tuple[str, float] | None,
+        incoming: npt.NDArray[np.int64],
     ) -> npt.NDArray[np.int64]:
         """`loadAwareSchedulingScorer` per node, as if every node had a fresh NodeMetric."""
         _, _, alloc_all = self._node_tables(snapshot)

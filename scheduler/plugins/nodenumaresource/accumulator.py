@@ -142,7 +142,8 @@ class _Accumulator:
                 continue
             cores_in_sockets.setdefault(self.allocatable[cpus[0]].socket, []).append(core)
         cpus_in_sockets = {
-            s: [c for core in self._sort_cores(cores, cpus_in_cores) for c in sorted(cpus_in_cores[core])] for s, cores in cores_in_sockets.items()
+            s: [c for core in self._sort_cores(cores, cpus_in_cores) for c in sorted(cpus_in_cores[core])]
+            for s, cores in cores_in_sockets.items()
         }
         return [cpus_in_sockets[s] for s in sorted(cpus_in_sockets, key=lambda s: (self._free_key(len(cpus_in_sockets[s])), s))]
 
@@ -165,7 +166,9 @@ class _Accumulator:
             if filter_exclusive:
                 ordered = self.extract_cpu(ordered)
             cpus_in_nodes[node] = ordered
-        order = sorted(cpus_in_nodes, key=lambda n: (self._free_key(node_free[n]), self._free_key(socket_free[node_socket[n]]), n))
+        order = sorted(
+            cpus_in_nodes, key=lambda n: (self._free_key(node_free[n]), self._free_key(socket_free[node_socket[n]]), n)
+        )
         return [cpus_in_nodes[n] for n in order]
 
     def free_cpus_in_socket(self, filter_exclusive: bool) -> list[list[int]]:
@@ -202,7 +205,15 @@ class _Accumulator:
         def key(core: int) -> tuple[int, ...]:
             socket, node = core_socket[core], core_node[core]
             ref = (self._core_ref(core),) if self.max_ref_count > 1 else ()
-            return (-colo[socket], self._free_key(socket_free[socket]), self._free_key(node_free[node]), len(cpus_in_cores[core]), socket, *ref, core)
+            return (
+                -colo[socket],
+                self._free_key(socket_free[socket]),
+                self._free_key(node_free[node]),
+                len(cpus_in_cores[core]),
+                socket,
+                *ref,
+                core,
+            )
 
         out: list[int] = []
         for core in sorted(cpus_in_cores, key=key):
@@ -317,11 +328,15 @@ def take_preferred_cpus(
     result: frozenset[int] = frozenset()
     preferred = available & preferred
     if preferred:
-        result = take_cpus(topology, max_ref_count, preferred, allocated, min(needed, len(preferred)), bind_policy, exclusive_policy, strategy)
+        result = take_cpus(
+            topology, max_ref_count, preferred, allocated, min(needed, len(preferred)), bind_policy, exclusive_policy, strategy
+        )
         needed -= len(result)
         available = available - preferred
     if needed > 0:
-        result = result | take_cpus(topology, max_ref_count, available, allocated, needed, bind_policy, exclusive_policy, strategy)
+        result = result | take_cpus(
+            topology, max_ref_count, available, allocated, needed, bind_policy, exclusive_policy, strategy
+        )
     return result
 
 

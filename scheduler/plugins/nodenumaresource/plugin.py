@@ -13,7 +13,6 @@ NodeResourceTopology) are counted, so no CPU is handed out twice.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from scheduler.api.fields import FieldError
@@ -21,17 +20,13 @@ from scheduler.api.koordinator import (
     ANNOTATION_NUMA_TOPOLOGY_SPEC,
     ANNOTATION_RESOURCE_SPEC,
     ANNOTATION_RESOURCE_STATUS,
-    LABEL_NODE_CPU_BIND_POLICY,
-    LABEL_NODE_NUMA_ALLOCATE_STRATEGY,
     LABEL_NUMA_TOPOLOGY_POLICY,
-    PRIORITY_PROD,
     format_cpuset,
     parse_cpuset,
     parse_node_resource_topology,
-    priority_class,
-    qos_class,
+    quantity_value,
 )
-from scheduler.api.objects import CPU, Node, Pod
+from scheduler.api.objects import CPU, Pod
 from scheduler.config.koordargs import NodeNUMAResourceArgs
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo, is_scalar_resource
@@ -47,75 +42,36 @@ from scheduler.framework.types import (
     success,
     unresolvable,
 )
+from scheduler.frameworkext import topologymanager as tm
 from scheduler.frameworkext.services import Request, RouteGroup, error_message
 from scheduler.plugins.nodenumaresource.accumulator import (
     FULL_PCPUS,
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     SPREAD_BY_PCPUS,
-    CPUAllocationError,
-    take_preferred_cpus,
 )
-from scheduler.plugins.nodenumaresource.topology import CPUTopology, NodeAllocation, PodAllocation, TopologyOptions
+from scheduler.plugins.nodenumaresource.admission import (
+    ERR_CPU_BIND_POLICY_CONFLICT,
+    ERR_INVALID_CPU_TOPOLOGY,
+    ERR_INVALID_REQUESTED_CPUS,
+    ERR_SMT_ALIGNMENT,
+    NODE_FULL_PCPUS_ONLY,
+    NODE_SPREAD_BY_PCPUS,
+    STATE_KEY,
+    NUMAResourceManager,
+    PreFilterState,
+    allow_use_cpuset,
+    node_cpu_bind_policy,
+)
+from scheduler.plugins.nodenumaresource.numa import (
+    ANNOTATION_AMPLIFICATION_RATIO,
+    amplified_numa_resources,
+    numa_node_json,
+)
+from scheduler.plugins.nodenumaresource.topology import PodAllocation, TopologyOptions
 
 NAME = "NodeNUMAResource"
-STATE_KEY = NAME
 MAX_NODE_SCORE = 100
-ERR_NOT_MATCH_NUMA_TOPOLOGY = "node(s) NUMA Topology policy not match"
-ERR_INVALID_REQUESTED_CPUS = "the requested CPUs must be integer"
-ERR_INVALID_CPU_TOPOLOGY = "node(s) invalid CPU Topology"
-ERR_SMT_ALIGNMENT = "node(s) requested cpus not multiple cpus per core"
-ERR_CPU_BIND_POLICY_CONFLICT = "node(s) cpu bind policy conflicts with pod's required cpu bind policy"
-ERR_NOT_ENOUGH_CPUS = "not enough cpus available to satisfy request"
-NODE_FULL_PCPUS_ONLY = "FullPCPUsOnly"
-NODE_SPREAD_BY_PCPUS = "SpreadByPCPUs"
-
-
-@dataclass(slots=True)
-class PreFilterState:
-    """What PreFilter learned about the pod, and the CPUs Reserve gave it."""
-
-    skip: bool = False
-    request_cpu_bind: bool = False
-    requested_milli_cpu: int = 0
-    requests: dict[str, int] | None = None
-    required_bind_policy: str = ""
-    preferred_bind_policy: str = ""
-    exclusive_policy: str = ""
-    numa_policy: str = ""
-    num_cpus_needed: int = 0
-    allocation: PodAllocation | None = None
-
-    def clone(self) -> PreFilterState:
-        """A copy for a cloned cycle state (preemption dry runs)."""
-        return PreFilterState(
-            self.skip,
-            self.request_cpu_bind,
-            self.requested_milli_cpu,
-            self.requests,
-            self.required_bind_policy,
-            self.preferred_bind_policy,
-            self.exclusive_policy,
-            self.numa_policy,
-            self.num_cpus_needed,
-            self.allocation,
-        )
-
-
-def allow_use_cpuset(pod: Pod) -> bool:
-    """`AllowUseCPUSet`: LSE/LSR pods of the prod priority class."""
-    return qos_class(pod) in ("LSE", "LSR") and priority_class(pod) == PRIORITY_PROD
-
-
-def node_cpu_bind_policy(node: Node, options: TopologyOptions) -> str:
-    """`GetNodeCPUBindPolicy`: the node label, or kubelet's static policy with full-pcpus-only."""
-    label = node.labels.get(LABEL_NODE_CPU_BIND_POLICY, "")
-    policy = options.policy
-    if label == NODE_FULL_PCPUS_ONLY or (policy is not None and policy.policy == "static" and policy.option("full-pcpus-only") == "true"):
-        return NODE_FULL_PCPUS_ONLY
-    if label == NODE_SPREAD_BY_PCPUS:
-        return label
-    return "None"
 
 
 def _json_annotation(pod: Pod, key: str) -> dict[str, Any]:
@@ -142,22 +98,35 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return min(requested, capacity) * MAX_NODE_SCORE // capacity
 
 
-class NodeNUMAResource:
-    """CPU binding for LSE/LSR pods: Filter checks the node can, Reserve picks the CPUs, PreBind records them."""
+def _numa_resources_of(status: dict[str, Any]) -> tuple[tuple[int, dict[str, int]], ...]:
+    """`ResourceStatus.NUMANodeResources` as (NUMA node, amounts)."""
+    out = []
+    for item in status.get("numaNodeResources") or ():
+        if not isinstance(item, dict):
+            raise ValueError("numaNodeResources: expected objects")
+        res = item.get("resources") or {}
+        out.append((int(item.get("node", 0)), {str(k): quantity_value(str(k), v) for k, v in res.items()}))
+    return tuple(out)
+
+
+class NodeNUMAResource(NUMAResourceManager):
+    """CPU binding and NUMA admission: Filter checks the node can, Reserve allocates, PreBind records."""
 
     name = NAME
 
     def __init__(self, args: NodeNUMAResourceArgs, handle: Handle) -> None:
         self.args = args
-        self.handle = handle
-        self.topologies: dict[str, TopologyOptions] = {}
-        self.allocations: dict[str, NodeAllocation] = {}
         numa = args.numa_scoring_strategy
-        self.default_numa_strategy = MOST_ALLOCATED if numa is not None and numa.type == MOST_ALLOCATED else LEAST_ALLOCATED
+        numa_most = numa is not None and numa.type == MOST_ALLOCATED
         strategy = args.scoring_strategy
         assert strategy is not None
-        self.most_allocated = strategy.type == MOST_ALLOCATED
-        self.weights = dict(strategy.resources)
+        super().__init__(
+            handle,
+            MOST_ALLOCATED if numa_most else LEAST_ALLOCATED,
+            dict(strategy.resources),
+            strategy.type == MOST_ALLOCATED,
+            numa_most,
+        )
         self._sync()
 
     # ----- informers --------------------------------------------------------------------------------
@@ -201,7 +170,7 @@ class NodeNUMAResource:
                 queue.move_all(ClusterEvent("NodeResourceTopology", ActionType.UPDATE, "NodeResourceTopologyChange"))
 
     def _pod_changed(self, old: Pod | None, pod: Pod) -> None:
-        """`podEventHandler.updatePod`: count the CPUs a bound pod's resource-status names."""
+        """`podEventHandler.updatePod`: count the CPUs and NUMA resources a bound pod's resource-status names."""
         if not pod.node_name:
             if old is not None and old.node_name:
                 self.release(old.node_name, old.uid)
@@ -213,51 +182,17 @@ class NodeNUMAResource:
             status = _json_annotation(pod, ANNOTATION_RESOURCE_STATUS)
             spec = _json_annotation(pod, ANNOTATION_RESOURCE_SPEC)
             cpus = parse_cpuset(str(status.get("cpuset", "")))
-        except (ValueError, json.JSONDecodeError):
+            numa = _numa_resources_of(status)
+        except (ValueError, TypeError, json.JSONDecodeError):
             return
-        if not cpus:
+        if not cpus and not numa:
             return
         exclusive = str(spec.get("preferredCPUExclusivePolicy", ""))
-        self.update(pod.node_name, PodAllocation(pod.uid, pod.namespace, pod.name, cpus, exclusive))
-
-    # ----- the resource manager ----------------------------------------------------------------------
-    def options(self, node_name: str) -> TopologyOptions:
-        """The node's topology options (empty when it has no NodeResourceTopology)."""
-        return self.topologies.get(node_name) or TopologyOptions()
-
-    def allocation(self, node_name: str) -> NodeAllocation:
-        """The node's allocations, created empty on first use."""
-        found = self.allocations.get(node_name)
-        if found is None:
-            found = self.allocations[node_name] = NodeAllocation(node_name)
-        return found
-
-    def update(self, node_name: str, allocation: PodAllocation) -> None:
-        """`resourceManager.Update`: replace the pod's allocation (needs a valid topology)."""
-        options = self.options(node_name)
-        if options.cpu_topology is None or not options.cpu_topology.valid:
-            return
-        node = self.allocation(node_name)
-        node.release(allocation.uid)
-        node.add(allocation, options.cpu_topology)
-
-    def release(self, node_name: str, uid: str) -> None:
-        """`resourceManager.Release`."""
-        self.allocation(node_name).release(uid)
-
-    def available_cpus(self, node_name: str) -> tuple[frozenset[int], NodeAllocation]:
-        """`GetAvailableCPUs`; ValueError for an invalid topology."""
-        options = self.options(node_name)
-        node = self.allocation(node_name)
-        if options.cpu_topology is None:
-            return frozenset(), node
-        if not options.cpu_topology.valid:
-            raise ValueError(ERR_INVALID_CPU_TOPOLOGY)
-        return node.available(options.cpu_topology, options.max_ref_count, options.reserved_cpus), node
+        self.update(pod.node_name, PodAllocation(pod.uid, pod.namespace, pod.name, cpus, exclusive, numa))
 
     # ----- PreFilter ----------------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
-        """Read the pod's resource spec and decide whether it needs a cpuset; Skip pods requesting nothing."""
+        """Read the pod's resource and NUMA specs and decide whether it needs a cpuset; Skip pods requesting nothing."""
         try:
             spec = _json_annotation(pod, ANNOTATION_RESOURCE_SPEC)
             numa_spec = _json_annotation(pod, ANNOTATION_NUMA_TOPOLOGY_SPEC)
@@ -273,6 +208,7 @@ class NodeNUMAResource:
             requested_milli_cpu=requested,
             num_cpus_needed=requested // 1000,
             numa_policy=str(numa_spec.get("numaTopologyPolicy", "")),
+            numa_exclusive=str(numa_spec.get("singleNUMANodeExclusive", "")),
         )
         if allow_use_cpuset(pod):
             default = self.args.default_cpu_bind_policy
@@ -293,77 +229,17 @@ class NodeNUMAResource:
                     s.preferred_bind_policy = policy
                     s.exclusive_policy = str(spec.get("preferredCPUExclusivePolicy", ""))
         state.write(STATE_KEY, s)
+        tm.init_store(state)
         return None, success()
 
     def pre_filter_extensions(self) -> None:
         """No AddPod/RemovePod: preemption does not give CPUs back in dry runs."""
         return None
 
-    @staticmethod
-    def _state(state: CycleState) -> PreFilterState:
-        value = state.get(STATE_KEY)
-        if not isinstance(value, PreFilterState):
-            raise KeyError(f"{STATE_KEY} not found")
-        return value
-
-    def _request_cpu_bind(self, s: PreFilterState, node_policy: str) -> tuple[bool, Status]:
-        """`requestCPUBind`: the pod asks for it, or the node's bind policy imposes it."""
-        if s.request_cpu_bind:
-            return True, success()
-        if s.requested_milli_cpu == 0:
-            return False, success()
-        if node_policy not in ("", "None"):
-            if s.requested_milli_cpu % 1000 != 0:
-                return False, unresolvable(ERR_INVALID_REQUESTED_CPUS)
-            return True, success()
-        return False, success()
-
-    def _numa_policy(self, node: Node, s: PreFilterState) -> tuple[str, Status]:
-        """The node's NUMA topology policy (label, else NodeResourceTopology) merged with the pod's."""
-        node_policy = node.labels.get(LABEL_NUMA_TOPOLOGY_POLICY, "") or self.options(node.name).numa_topology_policy
-        if node_policy and s.numa_policy and node_policy != s.numa_policy:
-            return "", unresolvable(ERR_NOT_MATCH_NUMA_TOPOLOGY)
-        return s.numa_policy or node_policy, success()
-
-    def _bind_policy(self, node: Node, s: PreFilterState) -> tuple[str, bool]:
-        """`getCPUBindPolicy`: (policy, whether it is required)."""
-        if s.required_bind_policy:
-            return s.required_bind_policy, True
-        node_policy = node_cpu_bind_policy(node, self.options(node.name))
-        if node_policy == NODE_SPREAD_BY_PCPUS:
-            return SPREAD_BY_PCPUS, True
-        if node_policy == NODE_FULL_PCPUS_ONLY:
-            return FULL_PCPUS, True
-        return s.preferred_bind_policy, False
-
-    def _allocate(self, node: Node, pod: Pod, s: PreFilterState) -> tuple[PodAllocation | None, Status]:
-        """`resourceManager.Allocate` with `allocateCPUSet`, from the node's free CPUs."""
-        options = self.options(node.name)
-        topology = options.cpu_topology
-        assert topology is not None
-        policy, required = self._bind_policy(node, s)
-        try:
-            available, node_alloc = self.available_cpus(node.name)
-        except ValueError as exc:
-            return None, Status(Code.UNSCHEDULABLE, (str(exc),))
-        if required:
-            available = _filter_by_required_policy(policy, available, topology)
-        if len(available) < s.num_cpus_needed:
-            return None, Status(Code.UNSCHEDULABLE, (ERR_NOT_ENOUGH_CPUS,))
-        strategy = node.labels.get(LABEL_NODE_NUMA_ALLOCATE_STRATEGY, "") or self.default_numa_strategy
-        try:
-            cpus = take_preferred_cpus(
-                topology, options.max_ref_count, available, frozenset(), node_alloc.cpus, s.num_cpus_needed, policy, s.exclusive_policy, strategy
-            )
-        except CPUAllocationError as exc:
-            return None, Status(Code.UNSCHEDULABLE, (str(exc),))
-        if required and not _satisfies_required_policy(policy, cpus, topology):
-            return None, Status(Code.UNSCHEDULABLE, (f"insufficient CPUs to satisfy required cpu bind policy {policy}",))
-        return PodAllocation(pod.uid, pod.namespace, pod.name, cpus, s.exclusive_policy), success()
-
     # ----- Filter -------------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        """Whether the node's CPU topology and bind policy can take the pod's cpuset."""
+        """Policies, amplified cpu, the cpuset when a bind policy is required, and NUMA admission
+        under Restricted and SingleNUMANode (plugin.go `Filter`)."""
         try:
             s = self._state(state)
         except KeyError as exc:
@@ -372,30 +248,38 @@ class NodeNUMAResource:
             return success()
         node = node_info.node
         options = self.options(node.name)
-        _numa, status = self._numa_policy(node, s)
+        numa_policy, status = self._numa_policy(node, s)
         if not status.success:
             return status
         node_policy = node_cpu_bind_policy(node, options)
         bind, status = self._request_cpu_bind(s, node_policy)
         if not status.success:
             return status
-        if not bind:
-            return success()
-        topology = options.cpu_topology
-        if topology is None or not topology.valid:
-            return unresolvable(ERR_INVALID_CPU_TOPOLOGY)
-        required = s.required_bind_policy
-        if node_policy == NODE_FULL_PCPUS_ONLY:
-            required = FULL_PCPUS
-        elif node_policy == NODE_SPREAD_BY_PCPUS:
-            required = SPREAD_BY_PCPUS
-        if s.required_bind_policy and s.required_bind_policy != required:
-            return unresolvable(ERR_CPU_BIND_POLICY_CONFLICT)
-        if required == FULL_PCPUS and s.num_cpus_needed % topology.cpus_per_core() != 0:
-            return unresolvable(ERR_SMT_ALIGNMENT)
-        if required:
-            _alloc, status = self._allocate(node, pod, s)
+        status = self.filter_amplified_cpus(s.requested_milli_cpu, node_info, bind)
+        if not status.success:
             return status
+        if bind:
+            topology = options.cpu_topology
+            if topology is None or not topology.valid:
+                return unresolvable(ERR_INVALID_CPU_TOPOLOGY)
+            required = s.required_bind_policy
+            if node_policy == NODE_FULL_PCPUS_ONLY:
+                required = FULL_PCPUS
+            elif node_policy == NODE_SPREAD_BY_PCPUS:
+                required = SPREAD_BY_PCPUS
+            if s.required_bind_policy and s.required_bind_policy != required:
+                return unresolvable(ERR_CPU_BIND_POLICY_CONFLICT)
+            if required == FULL_PCPUS and s.num_cpus_needed % topology.cpus_per_core() != 0:
+                return unresolvable(ERR_SMT_ALIGNMENT)
+            if required and numa_policy == tm.POLICY_NONE:
+                try:
+                    ro = self.resource_options(s, node, bind)
+                except ValueError as exc:
+                    return unresolvable(str(exc))
+                _alloc, status = self.allocate(node, pod, ro)
+                return status
+        if numa_policy not in (tm.POLICY_NONE, tm.POLICY_BEST_EFFORT):
+            return self.filter_by_numa_node(state, pod, node, numa_policy, self._exclusive(s))
         return success()
 
     # ----- Score --------------------------------------------------------------------------------------
@@ -408,7 +292,8 @@ class NodeNUMAResource:
         return skip() if s.skip else success()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
-        """The configured LeastAllocated/MostAllocated score of the node's requests plus the pod's."""
+        """The configured LeastAllocated/MostAllocated score of the node's requests plus the pod's;
+        with a NUMA policy or a cpu amplification ratio, as `numa_score` says (scoring.go)."""
         try:
             s = self._state(state)
         except KeyError as exc:
@@ -417,11 +302,14 @@ class NodeNUMAResource:
             return 0, success()
         node = node_info.node
         options = self.options(node.name)
+        policy, _ = self._numa_policy(node, s)
         bind, status = self._request_cpu_bind(s, node_cpu_bind_policy(node, options))
         if not status.success:
             return 0, status
         if bind and (options.cpu_topology is None or not options.cpu_topology.valid):
             return 0, success()
+        if policy != tm.POLICY_NONE or ANNOTATION_AMPLIFICATION_RATIO in node.annotations or options.amplification_ratios:
+            return self.numa_score(state, pod, node_info, s, bind, policy), success()
         requests = s.requests or {}
         allocatable = node_info.allocatable
         requested = node_info.requested
@@ -452,7 +340,8 @@ class NodeNUMAResource:
 
     # ----- Reserve, PreBind -----------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Pick the pod's CPUs on the chosen node and hold them."""
+        """Allocate the pod's cpuset and NUMA resources on the chosen node and hold them (plugin.go
+        `Reserve`: under BestEffort the NUMA admission runs here, not in Filter)."""
         try:
             s = self._state(state)
         except KeyError as exc:
@@ -464,15 +353,24 @@ class NodeNUMAResource:
             if info is None:
                 return error(f'getting node "{node_name}" from Snapshot: node "{node_name}" not found')
             node = info.node
+            policy, _ = self._numa_policy(node, s)
+            if policy == tm.POLICY_BEST_EFFORT:
+                status = self.filter_by_numa_node(state, pod, node, policy, self._exclusive(s), reuse=True)
+                if not status.success:
+                    return status
             options = self.options(node_name)
             bind, status = self._request_cpu_bind(s, node_cpu_bind_policy(node, options))
             if not status.success:
                 return status
-            if not bind:
+            if not bind and policy == tm.POLICY_NONE:
                 return success()
-            if options.cpu_topology is None or not options.cpu_topology.valid:
+            if bind and (options.cpu_topology is None or not options.cpu_topology.valid):
                 return error(ERR_INVALID_CPU_TOPOLOGY)
-            allocation, status = self._allocate(node, pod, s)
+            try:
+                ro = self.resource_options(s, node, bind, tm.get_store(state).affinity.get(node_name))
+            except ValueError as exc:
+                return error(exc)
+            allocation, status = self.allocate(node, pod, ro)
             if not status.success:
                 return status
             s.allocation = allocation
@@ -481,7 +379,7 @@ class NodeNUMAResource:
         return success()
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        """Give the CPUs back."""
+        """Give the CPUs and NUMA resources back."""
         s = state.get(STATE_KEY)
         if isinstance(s, PreFilterState) and s.allocation is not None:
             self.release(node_name, pod.uid)
@@ -495,7 +393,8 @@ class NodeNUMAResource:
         return Status(Code.SKIP) if s.skip or s.allocation is None else success()
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Write `resource-status` (`{"cpuset":"..."}`) and, when missing, the bind policy to `resource-spec`."""
+        """Write `resource-status` (`{"cpuset":"...","numaNodeResources":[...]}`) and, for a cpuset
+        pod that named none, the bind policy used to `resource-spec`."""
         try:
             s = self._state(state)
         except KeyError as exc:
@@ -506,6 +405,30 @@ class NodeNUMAResource:
         if info is None:
             return error(f'getting node "{node_name}" from Snapshot: node "{node_name}" not found')
         patch: dict[str, str | None] = {}
+        bind, status = self._request_cpu_bind(s, node_cpu_bind_policy(info.node, self.options(node_name)))
+        if not status.success:
+            return status
+        if bind:
+            spec = self._spec_if_missed(pod, info, s)
+            if spec is not None:
+                patch[ANNOTATION_RESOURCE_SPEC] = spec
+        resource_status: dict[str, Any] = {}
+        if s.allocation.cpuset:
+            resource_status["cpuset"] = format_cpuset(s.allocation.cpuset)
+        if s.allocation.numa:
+            resource_status["numaNodeResources"] = numa_node_json(s.allocation.numa)
+        patch[ANNOTATION_RESOURCE_STATUS] = json.dumps(resource_status, separators=(",", ":"))
+        cluster = self.handle.cluster()
+        if cluster is None:
+            return success()
+        try:
+            cluster.patch_annotations(pod, patch)
+        except Exception as exc:  # an API failure fails PreBind; the pod is unreserved and requeued
+            return error(exc)
+        return success()
+
+    def _spec_if_missed(self, pod: Pod, info: NodeInfo, s: PreFilterState) -> str | None:
+        """`appendResourceSpecIfMissed`: the resource-spec to write back, None when it stays."""
         policy, required = self._bind_policy(info.node, s)
         try:
             spec = _json_annotation(pod, ANNOTATION_RESOURCE_SPEC)
@@ -521,18 +444,10 @@ class NodeNUMAResource:
         if not spec.get("requiredCPUBindPolicy") and not spec.get("preferredCPUBindPolicy") and policy:
             spec["preferredCPUBindPolicy"] = policy
             write_back = True
-        if write_back:
-            ordered = {k: spec[k] for k in ("requiredCPUBindPolicy", "preferredCPUBindPolicy", "preferredCPUExclusivePolicy") if spec.get(k)}
-            patch[ANNOTATION_RESOURCE_SPEC] = json.dumps(ordered, separators=(",", ":"))
-        patch[ANNOTATION_RESOURCE_STATUS] = json.dumps({"cpuset": format_cpuset(s.allocation.cpuset)}, separators=(",", ":"))
-        cluster = self.handle.cluster()
-        if cluster is None:
-            return success()
-        try:
-            cluster.patch_annotations(pod, patch)
-        except Exception as exc:  # an API failure fails PreBind; the pod is unreserved and requeued
-            return error(exc)
-        return success()
+        if not write_back:
+            return None
+        keys = ("requiredCPUBindPolicy", "preferredCPUBindPolicy", "preferredCPUExclusivePolicy")
+        return json.dumps({k: spec[k] for k in keys if spec.get(k)}, separators=(",", ":"))
 
     def events_to_register(self) -> list[ClusterEvent]:
         """A pod deleted; a NodeResourceTopology added, updated or deleted."""
@@ -557,6 +472,8 @@ class NodeNUMAResource:
         return 200, out
 
     def _serve_node(self, request: Request) -> tuple[int, Any]:
+        """service.go `NodeResponse`: the topology options with the NUMA nodes' resources amplified,
+        what remains and what is taken on each NUMA node, CPUs and the pods holding them."""
         name = request.params["nodeName"]
         info = self.handle.snapshot.get(name)
         if info is None:
@@ -564,41 +481,25 @@ class NodeNUMAResource:
         options = self.options(name)
         if options.cpu_topology is None or not options.cpu_topology.valid:
             return error_message(500, "invalid topology, please check the NodeResourceTopology object")
+        try:
+            numa, ratios = amplified_numa_resources(
+                options.numa_node_resources or (), options.amplification_ratios, info.node.annotations
+            )
+        except ValueError as exc:
+            return error_message(500, f"failed to amplify NUMANode Resources, err: {exc}")
         available, node = self.available_cpus(name)
         out: dict[str, Any] = {"name": name, **options.to_json()}
         out["numaTopologyPolicy"] = info.node.labels.get(LABEL_NUMA_TOPOLOGY_POLICY, "") or options.numa_topology_policy
-        out["numaNodeResources"] = None
-        out["remainingNUMANodeResources"] = None
-        out["allocatedNUMANodeResources"] = None
+        out["numaNodeResources"] = numa_node_json(numa) if options.numa_node_resources is not None else None
+        if ratios:  # omitempty
+            out["amplificationRatios"] = {k: round(v, 2) for k, v in sorted(ratios.items())}
+        remaining, allocated = node.available_numa(numa, ratios)
+        out["remainingNUMANodeResources"] = numa_node_json(sorted(remaining.items())) or None
+        out["allocatedNUMANodeResources"] = numa_node_json(sorted(allocated.items())) or None
         out["availableCPUs"] = format_cpuset(available)
         out["allocatedCPUs"] = node.allocated_json()
         out["allocatedPods"] = [a.to_json() for _, a in sorted(node.pods.items())] or None
         return 200, out
-
-
-def _filter_by_required_policy(policy: str, available: frozenset[int], topology: CPUTopology) -> frozenset[int]:
-    """`filterCPUsByRequiredCPUBindPolicy`: whole free cores (FullPCPUs) or one CPU per core (SpreadByPCPUs)."""
-    by_core: dict[int, list[int]] = {}
-    for cpu in available:
-        detail = topology.details.get(cpu)
-        if detail is not None:
-            by_core.setdefault(detail.core, []).append(cpu)
-    if policy == FULL_PCPUS:
-        per_core = topology.cpus_per_core()
-        return frozenset(c for cpus in by_core.values() if len(cpus) == per_core for c in cpus)
-    if policy == SPREAD_BY_PCPUS:
-        return frozenset(min(cpus) for cpus in by_core.values())
-    return available
-
-
-def _satisfies_required_policy(policy: str, cpus: frozenset[int], topology: CPUTopology) -> bool:
-    """`satisfiedRequiredCPUBindPolicy`."""
-    cores = {topology.details[c].core for c in cpus if c in topology.details}
-    if policy == FULL_PCPUS:
-        return len(cores) * topology.cpus_per_core() == len(cpus)
-    if policy == SPREAD_BY_PCPUS:
-        return len(cores) == len(cpus)
-    return True
 
 
 def new(args: object | None, handle: Handle) -> NodeNUMAResource:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler.api.koordinator import KubeletCPUManagerPolicy, NodeResourceTopology, format_cpuset, parse_cpuset
+from scheduler.api.koordinator import KubeletCPUManagerPolicy, NodeResourceTopology, format_cpuset, parse_cpuset, quantity_value
+from scheduler.plugins.nodenumaresource.numa import (
+    NUMAResources,
+    Resources,
+    amplification_ratios,
+    amplify,
+    numa_node_json,
+    sub_non_negative,
+)
 
 EXCLUSIVE_NONE = "None"
 EXCLUSIVE_PCPU = "PCPULevel"
@@ -109,6 +117,15 @@ class TopologyOptions:
     max_ref_count: int = 0
     policy: KubeletCPUManagerPolicy | None = None
     numa_topology_policy: str = ""
+    # Each NUMA node's resources (`extractNUMANodeResources`, less the reserved CPUs in it), by id;
+    # None when the NodeResourceTopology lists no zones.
+    numa_node_resources: NUMAResources | None = None
+    # `node.koordinator.sh/resource-amplification-ratio` on the NodeResourceTopology, if any.
+    amplification_ratios: dict[str, float] | None = None
+
+    def numa_nodes(self) -> list[int]:
+        """`getNUMANodes`: the NUMA node ids with resources."""
+        return [nid for nid, _ in self.numa_node_resources or ()]
 
     @classmethod
     def from_nrt(cls, nrt: NodeResourceTopology) -> TopologyOptions:
@@ -121,12 +138,27 @@ class TopologyOptions:
         reserved |= parse_cpuset(policy.reserved_cpus)
         reserved |= nrt.node_reserved_cpus
         numa_policy = next((_NRT_POLICIES[p] for p in nrt.topology_policies if p in _NRT_POLICIES), "")
+        topology = CPUTopology.build([(c.id, c.core, c.socket, c.node) for c in nrt.cpus])
+        numa: NUMAResources | None = None
+        if nrt.numa_node_resources is not None:
+            numa = tuple(
+                (nid, {name: quantity_value(name, text) for name, text in res.items()}) for nid, res in nrt.numa_node_resources
+            )
+            for nid, res in numa:
+                if res.get("cpu"):
+                    res["cpu"] -= 1000 * sum(1 for c in reserved if c in topology.details and topology.details[c].node == nid)
+        try:
+            ratios = amplification_ratios(nrt.raw.get("metadata", {}).get("annotations") or {})
+        except ValueError:
+            ratios = None
         return cls(
-            cpu_topology=CPUTopology.build([(c.id, c.core, c.socket, c.node) for c in nrt.cpus]),
+            cpu_topology=topology,
             reserved_cpus=frozenset(reserved),
             max_ref_count=1,
             policy=policy,
             numa_topology_policy=numa_policy,
+            numa_node_resources=numa,
+            amplification_ratios=ratios,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -159,6 +191,8 @@ class PodAllocation:
     name: str
     cpuset: frozenset[int]
     exclusive: str = ""
+    # The resources taken on each NUMA node (`NUMANodeResources`), by id.
+    numa: tuple[tuple[int, Resources], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """`PodAllocation`'s JSON form (omitempty fields left out)."""
@@ -167,6 +201,8 @@ class PodAllocation:
             out["cpuset"] = format_cpuset(self.cpuset)
         if self.exclusive:
             out["cpuExclusivePolicy"] = self.exclusive
+        if self.numa:
+            out["numaNodeResources"] = numa_node_json(self.numa)
         return out
 
 
@@ -177,12 +213,18 @@ class NodeAllocation:
     node_name: str
     pods: dict[str, PodAllocation] = field(default_factory=dict)
     cpus: dict[int, AllocatedCPU] = field(default_factory=dict)
+    # Resources taken per NUMA node (`allocatedResources`); pods whose CPUs lie in one NUMA node
+    # (`singleNUMANode`) and in several (`sharedNode`), per NUMA node.
+    numa: dict[int, Resources] = field(default_factory=dict)
+    single: dict[int, set[str]] = field(default_factory=dict)
+    shared: dict[int, set[str]] = field(default_factory=dict)
 
     def add(self, allocation: PodAllocation, topology: CPUTopology) -> None:
         """`addPodAllocation`: count each CPU once more (a pod already counted is left as is)."""
         if allocation.uid in self.pods:
             return
         self.pods[allocation.uid] = allocation
+        used: set[int] = set()
         for cpu in allocation.cpuset:
             held = self.cpus.get(cpu)
             if held is None:
@@ -191,12 +233,52 @@ class NodeAllocation:
                 self.cpus[cpu] = held
             held.exclusive = allocation.exclusive
             held.ref_count += 1
+            used.add(held.detail.node)
+        sets = self.shared if len(used) > 1 else self.single
+        for nid in used:
+            sets.setdefault(nid, set()).add(allocation.uid)
+        for nid, res in allocation.numa:
+            have = self.numa.setdefault(nid, {})
+            for name, amount in res.items():
+                have[name] = have.get(name, 0) + amount
+
+    def numa_status(self, count: int) -> list[str]:
+        """`GetAllNUMANodeStatus`: idle, single (only single-NUMA pods) or shared, for NUMA nodes 0..count-1."""
+        out = []
+        for nid in range(count):
+            single, shared = self.single.get(nid), self.shared.get(nid)
+            out.append("idle" if not single and not shared else "single" if not shared else "shared")
+        return out
+
+    def numa_cpus(self, nid: int) -> int:
+        """How many allocated CPUs lie in the NUMA node."""
+        return sum(1 for held in self.cpus.values() if held.detail.node == nid)
+
+    def available_numa(
+        self, numa: NUMAResources, ratios: dict[str, float] | None, reusable: dict[int, Resources] | None = None
+    ) -> tuple[dict[int, Resources], dict[int, Resources]]:
+        """`getAvailableNUMANodeResources`: (left, taken) per NUMA node; with a cpu amplification
+        ratio the CPUs held as cpusets count amplified."""
+        available: dict[int, Resources] = {}
+        allocated: dict[int, Resources] = {}
+        ratio = (ratios or {}).get("cpu", 0.0)
+        for nid, res in numa:
+            taken = self.numa.get(nid)
+            if taken is not None:
+                if ratio > 1:
+                    pinned = self.numa_cpus(nid) * 1000
+                    taken = {**taken, "cpu": taken.get("cpu", 0) - pinned + amplify(pinned, ratio)}
+                taken = sub_non_negative(taken, (reusable or {}).get(nid))
+                allocated[nid] = taken
+            available[nid] = sub_non_negative(res, taken)
+        return available, allocated
 
     def release(self, uid: str) -> None:
         """`release`: give a pod's CPUs back."""
         allocation = self.pods.pop(uid, None)
         if allocation is None:
             return
+        used: set[int] = set()
         for cpu in allocation.cpuset:
             held = self.cpus.get(cpu)
             if held is None:
@@ -204,6 +286,14 @@ class NodeAllocation:
             held.ref_count -= 1
             if held.ref_count == 0:
                 del self.cpus[cpu]
+            used.add(held.detail.node)
+        for nid in used:
+            self.shared.get(nid, set()).discard(uid)
+            self.single.get(nid, set()).discard(uid)
+        for nid, res in allocation.numa:
+            have = self.numa.get(nid)
+            if have is not None:
+                self.numa[nid] = sub_non_negative(have, res)
 
     def available(self, topology: CPUTopology, max_ref_count: int, reserved: frozenset[int]) -> frozenset[int]:
         """`getAvailableCPUs`: CPUs not held `maxRefCount` times and not reserved."""

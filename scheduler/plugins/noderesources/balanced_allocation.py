@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from scheduler.api.objects import Pod
 from scheduler.config.args import NodeResourcesBalancedAllocationArgs
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle, ScoreExtensions
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.snapshot import Snapshot
@@ -111,6 +112,10 @@ class NodeResourcesBalancedAllocation:
     """Scores nodes by how evenly the pod would leave their configured resources used."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """The pod's requests with overhead and pod-level resources."""
+        return signers.signed((signers.RESOURCES, signers.resources(pod)))
 
     def __init__(self, handle: Handle | None, resources: tuple[ResourceWeight, ...] = DEFAULT_RESOURCES) -> None:
         self.handle = handle

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from scheduler.api.names import is_extended_resource_name
 from scheduler.api.objects import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Node, Pod
 from scheduler.config.args import NodeResourcesFitArgs, UtilizationShapePoint
-from scheduler.config.names import is_extended_resource_name
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle, PreFilterExtensions, ScoreExtensions
 from scheduler.framework.nodeinfo import NodeInfo, PodAmounts, PodInfo, Resource, is_scalar_resource
 from scheduler.framework.snapshot import Snapshot
@@ -169,7 +170,9 @@ class Room:
 
     __slots__ = ("_amounts", "_wants", "free", "slack")
 
-    def __init__(self, free: list[int], slack: int, wants: tuple[int, ...], amounts: Callable[[PodAmounts], tuple[int, ...]]) -> None:
+    def __init__(
+        self, free: list[int], slack: int, wants: tuple[int, ...], amounts: Callable[[PodAmounts], tuple[int, ...]]
+    ) -> None:
         self.free = free
         self.slack = slack
         self._wants = wants
@@ -275,6 +278,10 @@ class NodeResourcesFit:
     """Filters nodes without room for the pod's requests and scores by the configured strategy."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """The pod's requests with overhead and pod-level resources."""
+        return signers.signed((signers.RESOURCES, signers.resources(pod)))
 
     def __init__(
         self,
@@ -460,7 +467,11 @@ def is_schedulable_after_pod_event(pod: Pod, old: Pod | None, new: Pod | None) -
         return QueueingHint.QUEUE_SKIP
     before, after = old.requests, new.requests
     for name, want in pod.requests.items():
-        if want and (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)) and before.get(name, 0) > after.get(name, 0):
+        if (
+            want
+            and (name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name))
+            and before.get(name, 0) > after.get(name, 0)
+        ):
             return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
 

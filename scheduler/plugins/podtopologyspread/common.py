@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import Node, Pod, TopologySpreadConstraint
+from scheduler.api.affinity import TopologySpreadConstraint
+from scheduler.api.objects import Node, Pod
 from scheduler.api.selectors import LabelSelector, Requirement, tolerates_all
 from scheduler.api.workloads import CONTROLLER_API_VERSIONS
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo

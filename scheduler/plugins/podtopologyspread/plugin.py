@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.api.objects import Pod, TopologySpreadConstraint
+from scheduler.api.affinity import TopologySpreadConstraint
+from scheduler.api.objects import Pod
 from scheduler.config.args import PodTopologySpreadArgs
+from scheduler.framework import signers
 from scheduler.framework.interface import Handle
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.types import (
@@ -82,6 +84,15 @@ class PodTopologySpread:
     """Filters and scores nodes by how evenly matching pods spread over topology domains."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> signers.Signed:
+        """Refuses pods with spread constraints, and every pod while default constraints apply
+        (the system defaults included): their scores depend on which pods a node already has."""
+        if pod.spread_constraints:
+            return signers.refused("pods with topology constraints are not signable")
+        if self.default_constraints:
+            return signers.refused("pods with default topology constraints are not signable")
+        return signers.signed()
 
     def __init__(self, handle: Handle, default_constraints: tuple[TopologySpreadConstraint, ...], system_defaulted: bool) -> None:
         self.handle = handle

@@ -8,16 +8,20 @@ the cluster like any pod, through the same profiles and plugins); once bound it 
 its node and its reserve pod holds the reservation's remaining resources there, so non-owners
 simply find them taken. For an owner pod:
 
-- PreFilter finds the Available reservations it owns (owners OR-ed, each owner's fields AND-ed;
-  `reservation-affinity` narrows them and restricts the pod to their nodes; a
-  `reservation-ignored` pod treats every reservation as free) and skips Filter when there are
-  none.
-- A FilterPhaseHook hands the Filter plugins, on those nodes only, a NodeInfo with the matched
-  reserve pods taken out: the reserved resources are returned to the node, as the proposal's
-  restore step does. Filter then applies the allocate policy: `Restricted` requires the
-  reserved resources to come from the reservation alone.
-- Score prefers the node whose reservation the pod fills best; Reserve picks the reservation
-  on the chosen node that fits best, then the earliest created; PreBind annotates the pod with
+- BeforePreFilter (a Koordinator transformer, run before every PreFilter plugin) finds the
+  Available reservations it owns (owners OR-ed, each owner's fields AND-ed;
+  `reservation-affinity` narrows them; a `reservation-ignored` pod treats every reservation as
+  free) and gives them back to the pod for the whole cycle (`restoreMatchedReservation`): on
+  their nodes the reserve pods leave the snapshot, so every Filter and Score plugin sees the
+  reserved resources as free; they come back when the cycle ends. PreFilter restricts a pod
+  with reservation affinity to its reservations' nodes and skips when there are none.
+- Filter applies the allocate policy: `Restricted` requires the reserved resources to come
+  from the reservation alone.
+- Score (scoring.go): the node whose reservations carry the lowest
+  `scheduling.koordinator.sh/reservation-order` scores 1000; elsewhere the reservation
+  nominated on the node (`NominateReservation`: the lowest order, else the best
+  `ScoreReservation`) is scored; NormalizeScore takes the best node to 100. Reserve takes the
+  nominated reservation; PreBind annotates the pod with
   `scheduling.koordinator.sh/reservation-allocated` (`{"name", "uid"}`).
 - When the owner is bound the reservation's `allocated` and `currentOwners` grow and its reserve
   pod shrinks to what remains; with `allocateOnce` (the default) the reservation Succeeds and
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +57,7 @@ from scheduler.api.reservation import (
     reservation_affinity,
     status_allocated,
 )
+from scheduler.cluster.errors import APIError
 from scheduler.config.args import ReservationArgs
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import (
@@ -66,6 +71,7 @@ from scheduler.framework.types import (
     unresolvable,
     unschedulable,
 )
+from scheduler.frameworkext.reservations import reservation_plugins, run_nominate_reservation_filter, run_reservation_score
 from scheduler.frameworkext.services import Request, RouteGroup
 
 NAME = "Reservation"
@@ -73,6 +79,7 @@ STATE_KEY = "PreFilter" + NAME
 ERR_REASON_RESERVATION_AFFINITY = "node(s) no reservations match reservation affinity"
 ERR_REASON_NO_RESERVATIONS_MEET_REQUIREMENTS = "node(s) no reservation(s) to meet the requirements"
 RESERVATION_REASON_PREFIX = "Reservation(s) "
+MOST_PREFERRED_SCORE = 1000  # scoring.go mostPreferredScore
 
 
 def format_resources(amounts: ResourceList) -> dict[str, str]:
@@ -134,14 +141,18 @@ class ReservationInfo:
         ]
 
     def score(self, requests: ResourceList) -> int:
-        """How full the reservation would be with the pod, 0..100 (most allocated is best)."""
+        """`ScoreReservation` (scoring.go): per reserved resource, how full the reservation would
+        be with the pod, 0..100; a resource the pod would overfill adds 0. The mean, truncated."""
         used = self.used()
-        parts = [
-            min((used.get(k, 0) + requests.get(k, 0)) * MAX_NODE_SCORE // cap, MAX_NODE_SCORE)
-            for k, cap in self.allocatable.items()
-            if cap > 0
-        ]
-        return sum(parts) // len(parts) if parts else 0
+        total = count = 0
+        for k, cap in self.allocatable.items():
+            if cap <= 0:
+                continue
+            count += 1
+            want = used.get(k, 0) + requests.get(k, 0)
+            if want <= cap:
+                total += MAX_NODE_SCORE * want // cap
+        return total // count if count else 0
 
     def item(self) -> dict[str, Any]:
         """The `nodeReservations` item (Koordinator's ReservationItem)."""
@@ -162,11 +173,14 @@ class ReservationInfo:
 
 @dataclass(slots=True)
 class _CycleState:
-    """What PreFilter found for the pod: its reservations by node, whether it requires one."""
+    """What BeforePreFilter found for the pod: its reservations by node, whether it requires one;
+    what Score nominated on each node and the node preferred by `reservation-order`."""
 
     by_node: dict[str, list[ReservationInfo]]
     required: bool
     ignored: bool
+    nominated: dict[str, ReservationInfo | None] = field(default_factory=dict)
+    preferred_node: str = ""
 
     def clone(self) -> _CycleState:
         return self
@@ -183,6 +197,9 @@ class Reservation:
         self.infos: dict[str, ReservationInfo] = {}
         self.assumed_owner: dict[str, str] = {}
         self.owner_index = OwnerIndex()
+        # The profile's reservation filter and score plugins, found on first use (the framework is
+        # attached to the handle once every plugin is built).
+        self._reservation_plugins: tuple[list[Any], list[Any]] | None = None
         # Where each Reservation's document sits in the cluster's list (checked before use).
         self._doc_at: dict[str, int] = {}
         informers = handle.informer_factory()
@@ -321,7 +338,13 @@ class Reservation:
         elif info.phase == PHASE_AVAILABLE:
             conditions.append({"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": now})
         status["conditions"] = conditions
-        cluster.update_object("Reservation", {**doc, "status": status})
+        try:
+            cluster.update_object("Reservation", {**doc, "status": status})
+        except APIError as exc:
+            # Counted and retried after a backoff; never ends the scheduling loop.
+            scheduler = self.handle.scheduler
+            scheduler.metrics.background_error("controller/Reservation", APIError(f"Reservation {info.name}: {exc}"))
+            scheduler.submit(lambda: self._write_status(info, expired), delay=5.0)
 
     def _document(self, docs: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
         """The Reservation's document in the cluster's list, remembering where it was found."""
@@ -355,43 +378,45 @@ class Reservation:
             by_node.setdefault(info.node, []).append(info)
         return by_node, affinity is not None and not ignored, Status()
 
-    # ----- PreFilter / Filter ----------------------------------------------------------------------
-    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
-        """Find the pod's reservations; Skip when it has none and requires none."""
+    # ----- BeforePreFilter / PreFilter / Filter ---------------------------------------------------
+    def before_pre_filter(self, state: CycleState, pod: Pod) -> tuple[Pod | None, Status]:
+        """`BeforePreFilter` (transformer.go): find the pod's reservations and give them back to it
+        for the whole cycle (`restoreMatchedReservation`): on their nodes the reserve pods are
+        taken out of the snapshot, so every Filter and Score plugin sees those nodes without
+        the reservation's hold. The snapshot is restored when the cycle ends."""
         if is_reserve_pod(pod):
-            return None, skip()
+            return None, Status()
         by_node, required, status = self._matched(pod)
         if not status.success:
             return None, status
         if not by_node:
             if required:
-                return None, unresolvable(ERR_REASON_RESERVATION_AFFINITY)
-            return None, skip()
+                state.write(STATE_KEY, _CycleState({}, True, False))
+            return None, Status()
         state.write(STATE_KEY, _CycleState(by_node, required, is_reservation_ignored(pod)))
-        return (PreFilterResult(frozenset(by_node)) if required else None), Status()
+        snapshot = self.handle.snapshot
+        for name, infos in by_node.items():
+            node_info = snapshot.get(name)
+            if node_info is None:
+                continue
+            matched = {info.reservation.uid for info in infos}
+            for holder in [p.pod for p in node_info.pods if p.pod.uid in matched]:
+                if snapshot.remove_pod(holder):
+                    state.at_cycle_end(_restorer(snapshot, holder, name))
+        return None, Status()
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        """Restrict a pod with reservation affinity to its reservations' nodes; Skip without any."""
+        st = state.get(STATE_KEY)
+        if not isinstance(st, _CycleState):
+            return None, skip()
+        if not st.by_node:
+            return None, unresolvable(ERR_REASON_RESERVATION_AFFINITY)
+        return (PreFilterResult(frozenset(st.by_node)) if st.required else None), Status()
 
     def pre_filter_extensions(self) -> None:
         """No AddPod/RemovePod."""
         return None
-
-    def filter_hook_nodes(self, handle: Any, state: CycleState, pod: Pod) -> Iterable[str]:
-        """Only the nodes holding the pod's reservations are hooked."""
-        st = state.get(STATE_KEY)
-        return list(st.by_node) if isinstance(st, _CycleState) else ()
-
-    def filter_hook(self, handle: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[Pod, NodeInfo, bool]:
-        """Return the matched reservations' remaining resources to this node's NodeInfo."""
-        st = state.get(STATE_KEY)
-        if not isinstance(st, _CycleState):
-            return pod, node_info, False
-        matched = {info.reservation.uid for info in st.by_node.get(node_info.name, ())}
-        holders = [p.pod for p in node_info.pods if p.pod.uid in matched]
-        if not holders:
-            return pod, node_info, False
-        twin = node_info.clone()
-        for holder in holders:
-            twin.remove_pod(holder)
-        return pod, twin, True
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Restricted reservations must cover the reserved resources the pod asks for."""
@@ -416,72 +441,162 @@ class Reservation:
         return Status() if not alone else unschedulable(*(f"Insufficient {r} by node" for r in alone))
 
     def filter_batch(self, state: CycleState, pod: Pod, snapshot: Any, positions: npt.NDArray[np.int64]) -> BatchFilterResult:
-        """Nodes without the pod's reservations pass (hooked nodes are judged per node)."""
+        """Nodes without the pod's reservations pass (or fail when one is required); the nodes
+        holding them are judged by `filter` (their snapshot rows are restored for this cycle)."""
         st = state.get(STATE_KEY)
         codes = np.zeros(len(positions), dtype=np.int8)
-        if isinstance(st, _CycleState) and st.required and not st.ignored:
-            rows = _rows(snapshot, st.by_node)
-            codes[~np.isin(positions, np.fromiter(rows.values(), dtype=np.int64, count=len(rows)))] = 3
-        return BatchFilterResult.uniform(codes, (ERR_REASON_RESERVATION_AFFINITY,))
+        if not isinstance(st, _CycleState) or st.ignored:
+            return BatchFilterResult.uniform(codes, ())
+        rows = _rows(snapshot, st.by_node)
+        held = np.isin(positions, np.fromiter(rows.values(), dtype=np.int64, count=len(rows)))
+        if st.required:
+            codes[~held] = int(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        keys = np.zeros(len(positions), dtype=np.int64)
+        reasons: dict[int, tuple[str, ...]] = {0: (ERR_REASON_RESERVATION_AFFINITY,)}
+        for i in np.flatnonzero(held).tolist():
+            status = self.filter(state, pod, snapshot.node_infos[int(positions[i])])
+            if not status.success:
+                codes[i] = int(status.code)
+                keys[i] = len(reasons)
+                reasons[len(reasons)] = status.reasons
+        return BatchFilterResult(codes, lambda i: reasons[int(keys[i])], keys)
 
     # ----- Score -------------------------------------------------------------------------------------
+    def _scores(self, state: CycleState, st: _CycleState, pod: Pod, names: list[str]) -> tuple[list[int], Status]:
+        """`PreScore` and `Score` (scoring.go) for these nodes: the node whose reservations carry
+        the lowest `reservation-order` scores `mostPreferredScore` (1000); the others score the
+        reservation nominated there (`ScoreReservation`), 0 without one."""
+        best_order, preferred = 0, ""
+        for name in names:
+            order = _lowest_order(st.by_node.get(name, ()))
+            if order and (not best_order or order < best_order):
+                best_order, preferred = order, name
+        st.preferred_node = preferred
+        out = []
+        for name in names:
+            infos = st.by_node.get(name)
+            if not infos:
+                out.append(0)
+                continue
+            nominated, status = self.nominate(pod, name, infos, st.required, state)
+            if not status.success:
+                return [], status
+            st.nominated[name] = nominated
+            if name == preferred:
+                out.append(MOST_PREFERRED_SCORE)
+            else:
+                out.append(nominated.score(pod.requests) if nominated is not None else 0)
+        return out, Status()
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
-        """The best fill of a matched reservation on the node; 0 without one."""
+        """One node's score (see `_scores`); 0 for a reservation-ignored pod."""
         st = state.get(STATE_KEY)
-        if not isinstance(st, _CycleState) or st.ignored:
+        if not isinstance(st, _CycleState) or st.ignored or not st.by_node:
             return 0, Status()
-        infos = st.by_node.get(node_info.name, [])
-        return max((i.score(pod.requests) for i in infos if not i.fits(pod.requests)), default=0), Status()
+        # Per node, the preferred node is chosen among all the nodes with the pod's reservations.
+        names = list(st.by_node)
+        if node_info.name not in st.by_node:
+            return 0, Status()
+        scores, status = self._scores(state, st, pod, names)
+        return (scores[names.index(node_info.name)] if status.success else 0), status
 
     def score_batch(self, state: CycleState, pod: Pod, snapshot: Any, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """The same over many nodes: zeros except where the pod's reservations are."""
+        """The same over the scored nodes: zeros except where the pod's reservations are."""
         out = np.zeros(len(positions), dtype=np.int64)
         st = state.get(STATE_KEY)
-        if not isinstance(st, _CycleState) or st.ignored:
+        if not isinstance(st, _CycleState) or st.ignored or not st.by_node:
             return out
-        # Only the rows holding the pod's reservations can score above 0.
-        best = {
-            row: max((r.score(pod.requests) for r in st.by_node[name] if not r.fits(pod.requests)), default=0)
-            for name, row in _rows(snapshot, st.by_node).items()
-        }
-        if best:
-            at = np.flatnonzero(np.isin(positions, np.fromiter(best, dtype=np.int64, count=len(best))))
-            out[at] = [best[int(r)] for r in positions[at].tolist()]
+        rows = _rows(snapshot, st.by_node)
+        at = np.flatnonzero(np.isin(positions, np.fromiter(rows.values(), dtype=np.int64, count=len(rows))))
+        if len(at):
+            names = [snapshot.names[int(r)] for r in positions[at].tolist()]
+            scores, status = self._scores(state, st, pod, names)
+            if not status.success:
+                raise RuntimeError(status.message)
+            out[at] = scores
         return out
 
-    def score_extensions(self) -> None:
-        """Scores are 0..100 already."""
-        return None
+    def score_extensions(self) -> Reservation:
+        """NormalizeScore."""
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: npt.NDArray[np.int64]) -> Status:
+        """`NormalizeScore`: `DefaultNormalizeScore(MaxNodeScore, false)`, the best node to 100."""
+        if is_reserve_pod(pod) or not len(scores):
+            return Status()
+        top = int(scores.max())
+        if top > 0:
+            scores[:] = MAX_NODE_SCORE * scores // top
+        return Status()
 
     # ----- Reserve / PreBind ------------------------------------------------------------------------
-    def nominate(self, pod: Pod, node_name: str, infos: list[ReservationInfo]) -> ReservationInfo | None:
-        """The reservation the pod takes on the node: fitting first, fullest after, then earliest created."""
-
-        def key(info: ReservationInfo) -> tuple[int, int, float, str]:
-            created = info.reservation.meta.creation_timestamp
-            return (
-                0 if not info.fits(pod.requests) else 1,
-                -info.score(pod.requests),
-                created if created is not None else float("inf"),
-                info.name,
-            )
-
+    def nominate(
+        self, pod: Pod, node_name: str, infos: list[ReservationInfo], has_affinity: bool = False, state: CycleState | None = None
+    ) -> tuple[ReservationInfo | None, Status]:
+        """`NominateReservation` (nominator.go): the reservation the pod takes on the node. With
+        reservation affinity and one match, that one; else among those every reservation filter
+        plugin of the profile accepts (`RunNominateReservationFilterPlugins`), the lowest
+        `reservation-order`, else the highest sum of every reservation score plugin's score
+        (`prioritizeReservations`); equal sums go to the earliest created, then the name
+        (upstream leaves that to map order)."""
         candidates = [i for i in infos if i.node == node_name and i.available]
         if not candidates:
-            return None
-        best = min(candidates, key=key)
-        if best.fits(pod.requests) and best.reservation.allocate_policy == "Restricted":
-            return None
-        return best
+            return None, Status()
+        if len(candidates) == 1 and has_affinity:
+            return candidates[0], Status()
+        cycle = state if state is not None else CycleState()
+        if self._reservation_plugins is None:
+            self._reservation_plugins = reservation_plugins(self.handle, self)
+        filters, scorers = self._reservation_plugins
+        fitting = [i for i in candidates if run_nominate_reservation_filter(filters, cycle, pod, i, node_name).success]
+        if len(fitting) <= 1:
+            return (fitting[0] if fitting else None), Status()
+        ordered = [i for i in fitting if i.reservation.order]
+        if ordered:
+            return min(ordered, key=lambda i: i.reservation.order), Status()
+
+        def created(info: ReservationInfo) -> tuple[float, str]:
+            at = info.reservation.meta.creation_timestamp
+            return (at if at is not None else float("inf"), info.name)
+
+        fitting.sort(key=created)
+        totals, status = run_reservation_score(scorers, cycle, pod, fitting, node_name)
+        if not status.success:
+            return None, status
+        return fitting[max(range(len(fitting)), key=lambda i: (totals[i], -i))], Status()
+
+    def filter_nominate_reservation(self, state: CycleState, pod: Pod, info: ReservationInfo, node_name: str) -> Status:
+        """`FilterNominateReservation`: an allocate-once reservation already taken is out, and a
+        Restricted one must hold what the pod asks of its resources."""
+        if info.reservation.allocate_once and (info.owners or info.assumed):
+            return unschedulable("reservation has allocateOnce enabled and has already been allocated")
+        if info.reservation.allocate_policy == "Restricted":
+            lacking = info.fits(pod.requests)
+            if lacking:
+                return unschedulable(*lacking)
+        return Status()
+
+    def score_reservation(self, state: CycleState, pod: Pod, info: ReservationInfo, node_name: str) -> tuple[int, Status]:
+        """`ScoreReservation` (scoring.go): see `ReservationInfo.score`."""
+        return info.score(pod.requests), Status()
+
+    def reservation_score_extensions(self) -> None:
+        """No NormalizeReservationScore."""
+        return None
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Take the best reservation on the chosen node for this pod (until bound or unreserved)."""
         st = state.get(STATE_KEY)
         if not isinstance(st, _CycleState) or st.ignored:
             return Status()
-        info = self.nominate(pod, node_name, st.by_node.get(node_name, []))
+        info = st.nominated.get(node_name) if node_name in st.nominated else None
+        if info is None or not info.available:
+            info, status = self.nominate(pod, node_name, st.by_node.get(node_name, []), st.required, state)
+            if not status.success:
+                return status
         if info is None:
-            return unschedulable(ERR_REASON_NO_RESERVATIONS_MEET_REQUIREMENTS) if st.required else Status()
+            # plugin.go Reserve: a pod with reservation affinity and no reservation nominated here.
+            return unschedulable(ERR_REASON_RESERVATION_AFFINITY) if st.required else Status()
         info.assumed[pod.uid] = dict(pod.requests)
         self.assumed_owner[pod.uid] = info.reservation.uid
         return Status()
@@ -513,8 +628,14 @@ class Reservation:
 
     # ----- REST and controllers ---------------------------------------------------------------------
     def register_endpoints(self, group: RouteGroup) -> None:
-        """`GET /nodeReservations/:nodeName`."""
+        """`GET /nodeReservations/:nodeName` and `GET /reservationSelectorIndex` (service.go)."""
         group.get("/nodeReservations/:nodeName", self._node_reservations)
+        group.get("/reservationSelectorIndex", self._selector_index)
+
+    def _selector_index(self, request: Request) -> tuple[int, Any]:
+        """`DumpReservationSelectorIndex`: this engine keeps no reservationSelector index (upstream's
+        is off unless configured), so the snapshot says it is disabled, as upstream's does then."""
+        return 200, {"enabled": False, "prefixes": None, "indexedReservations": 0}
 
     def _node_reservations(self, request: Request) -> tuple[int, Any]:
         node = request.params["nodeName"]
@@ -526,6 +647,21 @@ class Reservation:
     def new_controllers(self) -> list[ExpiryController]:
         """The expiry controller."""
         return [self.controller]
+
+
+def _restorer(snapshot: Any, holder: Pod, node: str) -> Callable[[], None]:
+    """Put a reserve pod taken out for one cycle back on its node."""
+
+    def restore() -> None:
+        snapshot.add_pod(holder, node)
+
+    return restore
+
+
+def _lowest_order(infos: Iterable[ReservationInfo]) -> int:
+    """`findMostPreferredReservationByOrder`: the lowest non-zero `reservation-order`, 0 for none."""
+    orders = [i.reservation.order for i in infos if i.reservation.order]
+    return min(orders) if orders else 0
 
 
 def _rows(snapshot: Any, by_node: dict[str, list[ReservationInfo]]) -> dict[str, int]:

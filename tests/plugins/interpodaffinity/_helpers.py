@@ -14,7 +14,8 @@ from scheduler.api.objects import Node, Pod
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import Code, CycleState, Status
 from scheduler.plugins.interpodaffinity import InterPodAffinity, new
-from tests.builders import FakeHandle, make_node, make_pod, make_snapshot
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.fakes import FakeHandle
 
 # scoring_test.go's `namespaces`: two teams of two namespaces each.
 TEAM_NAMESPACES = {

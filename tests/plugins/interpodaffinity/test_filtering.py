@@ -70,9 +70,7 @@ SINGLE_NODE = [
     (
         # Upstream leaves topologyKey empty; ours must be set, and the outcome is the same.
         "PodAffinity does not match because of a different namespace",
-        pod(
-            POD_LABEL2, aff=affinity([term("service", "In", ["securityscan", "value2"], namespaces=["DiffNameSpace"])])
-        ),
+        pod(POD_LABEL2, aff=affinity([term("service", "In", ["securityscan", "value2"], namespaces=["DiffNameSpace"])])),
         [pod(POD_LABEL, node="node1", namespace="ns")],
         NO_AFFINITY,
     ),
@@ -228,9 +226,7 @@ SINGLE_NODE = [
         "anti-affinity symmetry a1: partial match on terms",
         pod(
             POD_LABEL,
-            aff=affinity(
-                anti_required=[term("service", "Exists", topology="zone"), term("security", "Exists", topology="zone")]
-            ),
+            aff=affinity(anti_required=[term("service", "Exists", topology="zone"), term("security", "Exists", topology="zone")]),
         ),
         [pod(POD_LABEL2, node="node1", aff=affinity(anti_required=[term("security", "Exists", topology="zone")]))],
         NO_ANTI,
@@ -256,17 +252,13 @@ SINGLE_NODE = [
         "anti-affinity symmetry b1: partial match on terms",
         pod(
             {"abc": "", "xyz": ""},
-            aff=affinity(
-                anti_required=[term("abc", "Exists", topology="zone"), term("def", "Exists", topology="zone")]
-            ),
+            aff=affinity(anti_required=[term("abc", "Exists", topology="zone"), term("def", "Exists", topology="zone")]),
         ),
         [
             pod(
                 {"def": "", "xyz": ""},
                 node="node1",
-                aff=affinity(
-                    anti_required=[term("abc", "Exists", topology="zone"), term("def", "Exists", topology="zone")]
-                ),
+                aff=affinity(anti_required=[term("abc", "Exists", topology="zone"), term("def", "Exists", topology="zone")]),
             )
         ],
         NO_ANTI,
@@ -275,17 +267,13 @@ SINGLE_NODE = [
         "anti-affinity symmetry b2: partial match on terms",
         pod(
             {"def": "", "xyz": ""},
-            aff=affinity(
-                anti_required=[term("abc", "Exists", topology="zone"), term("def", "Exists", topology="zone")]
-            ),
+            aff=affinity(anti_required=[term("abc", "Exists", topology="zone"), term("def", "Exists", topology="zone")]),
         ),
         [
             pod(
                 {"abc": "", "xyz": ""},
                 node="node1",
-                aff=affinity(
-                    anti_required=[term("abc", "Exists", topology="zone"), term("def", "Exists", topology="zone")]
-                ),
+                aff=affinity(anti_required=[term("abc", "Exists", topology="zone"), term("def", "Exists", topology="zone")]),
             )
         ],
         NO_ANTI,
@@ -294,9 +282,7 @@ SINGLE_NODE = [
         "affinity with NamespaceSelector",
         pod(
             POD_LABEL2,
-            aff=affinity(
-                [term("service", "In", ["securityscan", "value2"], namespace_selector=team_selector("team1"))]
-            ),
+            aff=affinity([term("service", "In", ["securityscan", "value2"], namespace_selector=team_selector("team1"))]),
         ),
         [pod(POD_LABEL, node="node1", namespace="subteam1.team1")],
         OK,
@@ -305,9 +291,7 @@ SINGLE_NODE = [
         "affinity with non-matching NamespaceSelector",
         pod(
             POD_LABEL2,
-            aff=affinity(
-                [term("service", "In", ["securityscan", "value2"], namespace_selector=team_selector("team1"))]
-            ),
+            aff=affinity([term("service", "In", ["securityscan", "value2"], namespace_selector=team_selector("team1"))]),
         ),
         [pod(POD_LABEL, node="node1", namespace="subteam1.team2")],
         NO_AFFINITY,
@@ -338,9 +322,7 @@ SINGLE_NODE = [
             POD_LABEL2,
             namespace="subteam1.team1",
             aff=affinity(
-                anti_required=[
-                    term("service", "In", ["securityscan", "value2"], topology="zone", namespace_selector={})
-                ]
+                anti_required=[term("service", "In", ["securityscan", "value2"], topology="zone", namespace_selector={})]
             ),
         ),
         [pod(POD_LABEL, node="node1", namespace="subteam2.team1")],
@@ -408,9 +390,7 @@ MULTIPLE_NODES = [
         "first pod of a collection with affinity to itself is not blocked",
         pod(
             {"foo": "bar", "service": "securityscan"},
-            aff=affinity(
-                [term("foo", "In", ["bar"], topology="zone"), term("service", "In", ["securityscan"], topology="zone")]
-            ),
+            aff=affinity([term("foo", "In", ["bar"], topology="zone"), term("service", "In", ["securityscan"], topology="zone")]),
         ),
         [pod({"foo": "bar"}, node="nodeA")],
         _two({"zone": "az1", "hostname": "h1"}, {"zone": "az2", "hostname": "h2"}),
@@ -420,9 +400,7 @@ MULTIPLE_NODES = [
         "first pod of a collection only fits nodes carrying the topology keys",
         pod(
             {"foo": "bar", "service": "securityscan"},
-            aff=affinity(
-                [term("foo", "In", ["bar"], topology="zone"), term("service", "In", ["securityscan"], topology="zone")]
-            ),
+            aff=affinity([term("foo", "In", ["bar"], topology="zone"), term("service", "In", ["securityscan"], topology="zone")]),
         ),
         [pod({"foo": "bar"}, node="nodeA")],
         _two({"zoneLabel": "az1", "hostname": "h1"}, {"zoneLabel": "az2", "hostname": "h2"}),
@@ -437,11 +415,7 @@ MULTIPLE_NODES = [
     ),
     (
         "anti-affinity matches when any term matches",
-        pod(
-            aff=affinity(
-                anti_required=[term("foo", "In", ["abc"]), term("service", "In", ["securityscan"], topology="zone")]
-            )
-        ),
+        pod(aff=affinity(anti_required=[term("foo", "In", ["abc"]), term("service", "In", ["securityscan"], topology="zone")])),
         [pod({"foo": "abc", "service": "securityscan"}, node="nodeA")],
         _two(R1Z1, R1Z2),
         [NO_ANTI, NO_ANTI],
@@ -489,11 +463,7 @@ MULTIPLE_NODES = [
     ),
     (
         "incoming pod's anti-affinity: violates at least one term everywhere",
-        pod(
-            aff=affinity(
-                anti_required=[term("foo", "Exists", topology="zone"), term("bar", "Exists", topology="region")]
-            )
-        ),
+        pod(aff=affinity(anti_required=[term("foo", "Exists", topology="zone"), term("bar", "Exists", topology="region")])),
         [pod({"foo": ""}, node="nodeA"), pod({"bar": ""}, node="nodeB")],
         _two(R1Z1, R1Z2),
         [NO_ANTI, NO_ANTI],
@@ -554,15 +524,11 @@ MULTIPLE_NODES = [
         [
             pod(
                 node="nodeA",
-                aff=affinity(
-                    anti_required=[term("foo", "Exists", topology="zone"), term("labelA", "Exists", topology="zone")]
-                ),
+                aff=affinity(anti_required=[term("foo", "Exists", topology="zone"), term("labelA", "Exists", topology="zone")]),
             ),
             pod(
                 node="nodeB",
-                aff=affinity(
-                    anti_required=[term("bar", "Exists", topology="zone"), term("labelB", "Exists", topology="zone")]
-                ),
+                aff=affinity(anti_required=[term("bar", "Exists", topology="zone"), term("labelB", "Exists", topology="zone")]),
             ),
         ],
         _three(R1Z1, R1Z2, {"region": "r1", "zone": "z3"}),
@@ -614,9 +580,7 @@ def test_terminating_pods_still_count() -> None:
     victim = pod({"foo": "bar"}, node="nodeA")
     victim = victim.with_changes(meta=replace(victim.meta, deletion_timestamp=1.0))
     plugin, snap = setup(_two(R1Z1, R1Z2), [victim])
-    _, verdicts = run_filter(
-        plugin, snap, pod(aff=affinity(anti_required=[term("foo", "In", ["bar"], topology="zone")]))
-    )
+    _, verdicts = run_filter(plugin, snap, pod(aff=affinity(anti_required=[term("foo", "In", ["bar"], topology="zone")])))
     assert verdicts == [NO_ANTI, OK]
 
 
@@ -726,9 +690,7 @@ INCOMING_COUNTS = [
         "no pod has label that violates incoming pod's affinity and anti-affinity",
         [_host_pod("bbb")],
         pod(
-            aff=affinity(
-                [term("aaa", "Exists", topology="hostname")], anti_required=[term("aaa", "Exists", topology="hostname")]
-            )
+            aff=affinity([term("aaa", "Exists", topology="hostname")], anti_required=[term("aaa", "Exists", topology="hostname")])
         ),
         {},
         {},
@@ -737,9 +699,7 @@ INCOMING_COUNTS = [
         "existing pod matches incoming pod's affinity and anti-affinity - single term case",
         [_host_pod("aaa")],
         pod(
-            aff=affinity(
-                [term("aaa", "Exists", topology="hostname")], anti_required=[term("aaa", "Exists", topology="hostname")]
-            )
+            aff=affinity([term("aaa", "Exists", topology="hostname")], anti_required=[term("aaa", "Exists", topology="hostname")])
         ),
         {("hostname", "nodeA"): 1},
         {("hostname", "nodeA"): 1},

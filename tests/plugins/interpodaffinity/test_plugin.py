@@ -15,8 +15,10 @@ from scheduler.config.errors import ConfigError
 from scheduler.framework.nodeinfo import PodInfo
 from scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState
 from scheduler.plugins.interpodaffinity import NAME, InterPodAffinity, filtering, new, scoring
-from tests.builders import FakeHandle, make_snapshot
 from tests.plugins.interpodaffinity._helpers import affinity, node, pod, setup, term
+from tests.support.builders import make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 
 def test_factory_defaults() -> None:
@@ -32,9 +34,7 @@ def test_factory_defaults() -> None:
 @pytest.mark.parametrize("weight", [-1, 101], ids=["below range", "above range"])
 def test_factory_rejects_weight_out_of_range(weight: int) -> None:
     args = InterPodAffinityArgs(hard_pod_affinity_weight=weight)
-    with pytest.raises(
-        ConfigError, match=rf"^hardPodAffinityWeight: Invalid value: {weight}: not in valid range \[0, 100\]$"
-    ):
+    with pytest.raises(ConfigError, match=rf"^hardPodAffinityWeight: Invalid value: {weight}: not in valid range \[0, 100\]$"):
         new(args, FakeHandle(make_snapshot([])))
 
 
@@ -131,14 +131,10 @@ def clusters(draw: Any) -> tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs
     nodes = [node(f"n{i}", labels) for i, labels in enumerate(node_labels)]
     existing = [
         pod(labels, node=f"n{idx % len(nodes)}", namespace=ns, aff=aff)
-        for labels, idx, ns, aff in draw(
-            st.lists(st.tuples(_pod_labels, st.integers(0, 5), _namespace, _affinity), max_size=8)
-        )
+        for labels, idx, ns, aff in draw(st.lists(st.tuples(_pod_labels, st.integers(0, 5), _namespace, _affinity), max_size=8))
     ]
     # The incoming pod nearly always has some affinity, so PreFilter and PreScore rarely Skip.
-    incoming_affinity = st.one_of(
-        st.none(), *[st.builds(affinity, _terms, _weighted_terms, _terms, _weighted_terms)] * 4
-    )
+    incoming_affinity = st.one_of(st.none(), *[st.builds(affinity, _terms, _weighted_terms, _terms, _weighted_terms)] * 4)
     incoming = pod(draw(_pod_labels), namespace=draw(_namespace), aff=draw(incoming_affinity))
     args = InterPodAffinityArgs(
         hard_pod_affinity_weight=draw(st.integers(0, 100)),
@@ -151,11 +147,9 @@ def _counts(state: filtering.PreFilterState) -> tuple[dict[tuple[str, str], int]
     return (state.existing_anti_affinity_counts, state.affinity_counts, state.anti_affinity_counts)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(cluster=clusters(), data=st.data())
-def test_batch_forms_match_per_node_forms(
-    cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs], data: Any
-) -> None:
+def test_batch_forms_match_per_node_forms(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs], data: Any) -> None:
     nodes, existing, incoming, args = cluster
     plugin, snap = setup(nodes, existing, NAMESPACES, args)
     order = data.draw(st.permutations(list(range(snap.num_nodes))))
@@ -189,7 +183,7 @@ def test_batch_forms_match_per_node_forms(
     assert all(0 <= s <= 100 for s in per_node.tolist())
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(cluster=clusters(), which=st.integers(0, 7))
 def test_add_remove_pod_matches_recomputed_state(
     cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs], which: int
@@ -215,7 +209,7 @@ def test_add_remove_pod_matches_recomputed_state(
     assert _counts(removed) == _counts(partial)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(cluster=clusters())
 def test_counted_states_equal_a_full_walk(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs]) -> None:
     """PreFilter's and PreScore's counts read from the snapshot's selector counters and affinity
@@ -237,9 +231,11 @@ def test_counted_states_equal_a_full_walk(cluster: tuple[list[Any], list[Pod], P
     assert (fast.topology_score if fast else None) == (slow.topology_score if slow else None)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cluster=clusters())
-def test_tables_from_pending_sums_equal_tables_from_the_counts(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs]) -> None:
+def test_tables_from_pending_sums_equal_tables_from_the_counts(
+    cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs],
+) -> None:
     """Batch Filter's lookup tables read straight from the per-code sums equal the ones built from
     the materialized dicts, and `has` equals the dicts' emptiness, before and after materializing."""
     nodes, existing, incoming, args = cluster
@@ -263,9 +259,11 @@ def test_tables_from_pending_sums_equal_tables_from_the_counts(cluster: tuple[li
     assert batch_lazy.codes.tolist() == batch_eager.codes.tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cluster=clusters())
-def test_scores_from_per_code_arrays_equal_scores_from_the_walk(cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs]) -> None:
+def test_scores_from_per_code_arrays_equal_scores_from_the_walk(
+    cluster: tuple[list[Any], list[Pod], Pod, InterPodAffinityArgs],
+) -> None:
     """Batch Score reading PreScore's per-code arrays gives every node the score the walked
     (key -> value -> weight) map gives it, per node and in batch."""
     nodes, existing, incoming, args = cluster

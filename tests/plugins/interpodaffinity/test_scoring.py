@@ -53,18 +53,14 @@ AFFINITY3 = affinity(
         ),
         (
             2,
-            multi_term(
-                [{"key": "security", "operator": "Exists"}, {"key": "wrongkey", "operator": "DoesNotExist"}], "region"
-            ),
+            multi_term([{"key": "security", "operator": "Exists"}, {"key": "wrongkey", "operator": "DoesNotExist"}], "region"),
         ),
     ]
 )
 HARD_AFFINITY = affinity(
     [
         term("security", "In", ["S1", "value2"]),
-        multi_term(
-            [{"key": "security", "operator": "Exists"}, {"key": "wrongkey", "operator": "DoesNotExist"}], "region"
-        ),
+        multi_term([{"key": "security", "operator": "Exists"}, {"key": "wrongkey", "operator": "DoesNotExist"}], "region"),
     ]
 )
 AWAY_FROM_S1_IN_AZ = affinity(anti_preferred=[(5, term("security", "In", ["S1"], topology="az"))])
@@ -82,9 +78,7 @@ def _nodes(*labels: dict[str, str]) -> list[Node]:
     return [node(f"node{i + 1}", lbl) for i, lbl in enumerate(labels)]
 
 
-def _on(
-    node_name: str, labels: dict[str, str] | None = None, aff: dict[str, Any] | None = None, ns: str = "default"
-) -> Pod:
+def _on(node_name: str, labels: dict[str, str] | None = None, aff: dict[str, Any] | None = None, ns: str = "default") -> Pod:
     return pod(labels, node=node_name, aff=aff, namespace=ns)
 
 

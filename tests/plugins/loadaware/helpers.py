@@ -8,7 +8,8 @@ from scheduler.api.fields import format_time
 from scheduler.api.objects import Node, Pod
 from scheduler.config.koordargs import LoadAwareSchedulingArgs
 from scheduler.plugins.loadaware.plugin import LoadAwareScheduling, new
-from tests.builders import FakeHandle, make_snapshot
+from tests.support.builders import make_snapshot
+from tests.support.fakes import FakeHandle
 
 NOW = 1767225600.0
 

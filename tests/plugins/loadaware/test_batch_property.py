@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 from scheduler.api.objects import Pod
 from scheduler.framework.types import CycleState
-from tests.builders import assert_batch_filter_agrees, assert_batch_score_agrees, make_node, make_pod
 from tests.plugins.loadaware.helpers import NOW, build, node_metric, pod_metric
+from tests.support.batch import assert_batch_filter_agrees, assert_batch_score_agrees
+from tests.support.builders import make_node, make_pod
+from tests.support.examples import examples
 
 CPU = st.sampled_from(["0", "500m", "2", "8", "30", "60"])
 MEMORY = st.sampled_from(["0", "200Mi", "4Gi", "30Gi", "90Gi"])
@@ -34,7 +36,13 @@ def a_pod(draw: st.DrawFn, name: str, node: str = "") -> Pod:
     spec: dict[str, Any] = {}
     conditions = []
     if node and draw(st.booleans()):
-        conditions = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": draw(st.sampled_from(["2025-12-31T23:50:00Z", "2025-12-31T23:59:30Z"]))}]
+        conditions = [
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastTransitionTime": draw(st.sampled_from(["2025-12-31T23:50:00Z", "2025-12-31T23:59:30Z"])),
+            }
+        ]
     pod = make_pod(
         name,
         containers=[{"name": "c", "image": "pause", "resources": {"requests": requests, "limits": limits}}],
@@ -77,7 +85,11 @@ def clusters(draw: st.DrawFn) -> tuple[dict[str, Any], list[Any], list[Pod], lis
                 {
                     "usageThresholds": draw(THRESHOLDS),
                     "prodUsageThresholds": draw(THRESHOLDS),
-                    "aggregatedUsage": {"usageThresholds": draw(THRESHOLDS), "usageAggregationType": draw(AGG), "usageAggregatedDuration": draw(DURATION)},
+                    "aggregatedUsage": {
+                        "usageThresholds": draw(THRESHOLDS),
+                        "usageAggregationType": draw(AGG),
+                        "usageAggregatedDuration": draw(DURATION),
+                    },
                 }
             )
         nodes.append(node)
@@ -85,10 +97,22 @@ def clusters(draw: st.DrawFn) -> tuple[dict[str, Any], list[Any], list[Pod], lis
         bound += pods
         if draw(st.integers(0, 4)) == 0:
             continue
-        reported = [pod_metric(p.name, draw(CPU), draw(MEMORY), draw(st.sampled_from(["", "koord-prod"]))) for p in pods if draw(st.booleans())]
+        reported = [
+            pod_metric(p.name, draw(CPU), draw(MEMORY), draw(st.sampled_from(["", "koord-prod"])))
+            for p in pods
+            if draw(st.booleans())
+        ]
         aggregated = []
         for duration in draw(st.lists(st.sampled_from(["5m", "10m"]), unique=True, max_size=2)):
-            aggregated.append({"duration": duration, "usage": {kind: {"resources": {"cpu": draw(CPU), "memory": draw(MEMORY)}} for kind in draw(st.lists(AGG, unique=True, max_size=2))}})
+            aggregated.append(
+                {
+                    "duration": duration,
+                    "usage": {
+                        kind: {"resources": {"cpu": draw(CPU), "memory": draw(MEMORY)}}
+                        for kind in draw(st.lists(AGG, unique=True, max_size=2))
+                    },
+                }
+            )
         metrics.append(
             node_metric(
                 name,
@@ -103,9 +127,11 @@ def clusters(draw: st.DrawFn) -> tuple[dict[str, Any], list[Any], list[Pod], lis
     return args, nodes, bound, metrics, draw(a_pod("incoming"))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(clusters())
-def test_batch_forms_agree_with_per_node_forms(cluster: tuple[dict[str, Any], list[Any], list[Pod], list[dict[str, Any]], Pod]) -> None:
+def test_batch_forms_agree_with_per_node_forms(
+    cluster: tuple[dict[str, Any], list[Any], list[Pod], list[dict[str, Any]], Pod],
+) -> None:
     args, nodes, bound, metrics, pod = cluster
     plugin, snapshot = build(args, nodes, bound, metrics)
     state = CycleState()
@@ -129,7 +155,7 @@ def test_batch_forms_agree_with_per_node_forms(cluster: tuple[dict[str, Any], li
         assert_batch_score_agrees(plugin, state, pod, snapshot, snapshot.order)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     totals=st.lists(st.integers(1, 10**13), min_size=1, max_size=8),
     limit=st.integers(1, 100),

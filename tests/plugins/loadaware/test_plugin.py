@@ -14,8 +14,8 @@ import pytest
 
 from scheduler.api.objects import Pod
 from scheduler.framework.types import Code, CycleState
-from tests.builders import make_node, make_pod
 from tests.plugins.loadaware.helpers import NOW, build, node_metric, pod_metric
+from tests.support.builders import make_node, make_pod
 
 NODE = "test-node-1"
 
@@ -37,10 +37,17 @@ def sized(name: str, cpu: str, memory: str, limit_cpu: str | None = None, limit_
 
 def batch_pod() -> Pod:
     res = {"kubernetes.io/batch-cpu": "16000", "kubernetes.io/batch-memory": "32Gi"}
-    return make_pod("test-pod-1", containers=[{"name": "c", "image": "pause", "resources": {"requests": res, "limits": res}}], priority=5000)
+    return make_pod(
+        "test-pod-1", containers=[{"name": "c", "image": "pause", "resources": {"requests": res, "limits": res}}], priority=5000
+    )
 
 
-P95_5M = [{"duration": "5m", "usage": {"p95": {"resources": {"cpu": "32", "memory": "10Gi"}}, "p99": {"resources": {"cpu": "50", "memory": "70Gi"}}}}]
+P95_5M = [
+    {
+        "duration": "5m",
+        "usage": {"p95": {"resources": {"cpu": "32", "memory": "10Gi"}}, "p99": {"resources": {"cpu": "50", "memory": "70Gi"}}},
+    }
+]
 
 SCORE_CASES = [
     ("score node with expired nodeMetric", sized("test-pod-1", "16", "32Gi"), [], node_metric(NODE, {}, update=NOW - 180), {}, 0),
@@ -102,7 +109,9 @@ SCORE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("pod", "bound", "metric", "args", "want"), [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
+@pytest.mark.parametrize(
+    ("pod", "bound", "metric", "args", "want"), [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES]
+)
 def test_score(pod: Pod, bound: list[Pod], metric: dict[str, Any] | None, args: dict[str, Any], want: int) -> None:
     plugin, snapshot = build(args, [node()], bound, [metric] if metric else [])
     state = CycleState()
@@ -122,7 +131,15 @@ DS_OWNER = {"ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "
 FILTER_CASES = [
     ("filter normal usage", {}, {}, [], node_metric(NODE, {"cpu": "60", "memory": "256Gi"}), make_pod("p"), None),
     ("filter node missing NodeMetrics", {}, {}, [], None, make_pod("p"), None),
-    ("filter exceed cpu usage", {}, {}, [], node_metric(NODE, {"cpu": "70", "memory": "256Gi"}), make_pod("p"), "node(s) cpu usage exceed threshold"),
+    (
+        "filter exceed cpu usage",
+        {},
+        {},
+        [],
+        node_metric(NODE, {"cpu": "70", "memory": "256Gi"}),
+        make_pod("p"),
+        "node(s) cpu usage exceed threshold",
+    ),
     (
         "filter exceed p95 cpu usage",
         {"aggregated": {"usageThresholds": {"cpu": 60}, "usageAggregationType": "p95", "usageAggregatedDuration": "5m"}},
@@ -132,7 +149,15 @@ FILTER_CASES = [
         make_pod("p"),
         "node(s) cpu aggregated usage exceed threshold",
     ),
-    ("filter exceed memory usage", {}, {}, [], node_metric(NODE, {"cpu": "30", "memory": "500Gi"}), make_pod("p"), "node(s) memory usage exceed threshold"),
+    (
+        "filter exceed memory usage",
+        {},
+        {},
+        [],
+        node_metric(NODE, {"cpu": "30", "memory": "500Gi"}),
+        make_pod("p"),
+        "node(s) memory usage exceed threshold",
+    ),
     (
         "filter exceed memory usage by custom usage thresholds",
         {},
@@ -145,13 +170,31 @@ FILTER_CASES = [
     (
         "filter exceed p95 cpu usage by custom usage",
         {},
-        {CUSTOM: json.dumps({"aggregatedUsage": {"usageThresholds": {"cpu": 60}, "usageAggregationType": "p95", "usageAggregatedDuration": "5m"}})},
+        {
+            CUSTOM: json.dumps(
+                {
+                    "aggregatedUsage": {
+                        "usageThresholds": {"cpu": 60},
+                        "usageAggregationType": "p95",
+                        "usageAggregatedDuration": "5m",
+                    }
+                }
+            )
+        },
         [],
         node_metric(NODE, {"cpu": "30", "memory": "100Gi"}, aggregated=P95_70),
         make_pod("p"),
         "node(s) cpu aggregated usage exceed threshold",
     ),
-    ("disable filter exceed memory usage", {"usageThresholds": {"memory": 0}}, {}, [], node_metric(NODE, {"cpu": "30", "memory": "500Gi"}), make_pod("p"), None),
+    (
+        "disable filter exceed memory usage",
+        {"usageThresholds": {"memory": 0}},
+        {},
+        [],
+        node_metric(NODE, {"cpu": "30", "memory": "500Gi"}),
+        make_pod("p"),
+        None,
+    ),
     (
         "prod usage filter is not enabled by default",
         {"usageThresholds": {"cpu": 100, "memory": 100}},
@@ -198,8 +241,24 @@ FILTER_CASES = [
         "daemonset",
     ),
     ("filter healthy nodeMetrics", {}, {}, [], node_metric(NODE, {}), make_pod("p"), None),
-    ("filter unhealthy nodeMetric with nil updateTime", {}, {}, [], node_metric(NODE, {}, update=None), make_pod("p"), "node(s) nodeMetric expired"),
-    ("filter unhealthy nodeMetric with expired updateTime", {}, {}, [], node_metric(NODE, {}, update=NOW - 180), make_pod("p"), "node(s) nodeMetric expired"),
+    (
+        "filter unhealthy nodeMetric with nil updateTime",
+        {},
+        {},
+        [],
+        node_metric(NODE, {}, update=None),
+        make_pod("p"),
+        "node(s) nodeMetric expired",
+    ),
+    (
+        "filter unhealthy nodeMetric with expired updateTime",
+        {},
+        {},
+        [],
+        node_metric(NODE, {}, update=NOW - 180),
+        make_pod("p"),
+        "node(s) nodeMetric expired",
+    ),
     (
         "enable scheduling when nodeMetric with expired updateTime",
         {"enableScheduleWhenNodeMetricsExpired": True},
@@ -223,11 +282,16 @@ def _daemonset(pod: Pod) -> Pod:
 @pytest.mark.parametrize(
     ("args", "annotations", "bound", "metric", "pod", "want"), [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES]
 )
-def test_filter(args: dict[str, Any], annotations: dict[str, str], bound: list[Pod], metric: dict[str, Any] | None, pod: Pod, want: str | None) -> None:
+def test_filter(
+    args: dict[str, Any], annotations: dict[str, str], bound: list[Pod], metric: dict[str, Any] | None, pod: Pod, want: str | None
+) -> None:
     if want == "daemonset":
         pod, want = _daemonset(pod), None
     # The upstream test marks bound pods scheduled 10 s before the report.
-    bound = [p.with_changes(conditions=[{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2025-12-31T23:59:50Z"}]) for p in bound]
+    bound = [
+        p.with_changes(conditions=[{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2025-12-31T23:59:50Z"}])
+        for p in bound
+    ]
     plugin, snapshot = build(args, [node(annotations)], bound, [metric] if metric else [])
     state = CycleState()
     status = plugin.filter(state, pod, snapshot.get(NODE))
@@ -254,10 +318,32 @@ def test_reserve_counts_the_pod_until_unreserve() -> None:
     assert plugin.score(CycleState(), incoming, snapshot.get(NODE))[0] == 72
 
 
+def test_reserve_pod_is_not_counted() -> None:
+    """pod_assign_cache.go podAssignCache.assign: a Reservation's reserve pod is skipped, so a node
+    holding a reservation does not look loaded by its estimate."""
+    metric = [node_metric(NODE, {"cpu": "32", "memory": "10Gi"})]
+    incoming = sized("test-pod-1", "16", "32Gi")
+    plain, plain_snapshot = build({}, [node()], [], metric)
+    reserve = sized("r", "16", "32Gi", node_name=NODE, annotations={"scheduling.koordinator.sh/reserve-pod": "true"})
+    held, held_snapshot = build({}, [node()], [reserve], metric)
+    assert held.cache.nodes[NODE].pods == {}
+    assert (
+        held.score(CycleState(), incoming, held_snapshot.get(NODE))[0]
+        == plain.score(CycleState(), incoming, plain_snapshot.get(NODE))[0]
+    )
+    assert held.reserve(CycleState(), reserve, NODE).success
+    assert held.cache.nodes[NODE].pods == {}
+
+
 def test_node_service_reports_estimates() -> None:
     from scheduler.frameworkext.services import ServiceTable
 
-    plugin, _ = build({}, [node()], [sized("assigned-pod-1", "16", "32Gi", node_name=NODE)], [node_metric(NODE, {"cpu": "32", "memory": "10Gi"})])
+    plugin, _ = build(
+        {},
+        [node()],
+        [sized("assigned-pod-1", "16", "32Gi", node_name=NODE)],
+        [node_metric(NODE, {"cpu": "32", "memory": "10Gi"})],
+    )
     table = ServiceTable()
     table.register_plugin_service(plugin, "default-scheduler")
     reply = table.dispatch("GET", f"/apis/v1/plugins/LoadAwareScheduling/node/{NODE}")
@@ -267,7 +353,10 @@ def test_node_service_reports_estimates() -> None:
     assert body["nodeDelta"] == {"cpu": "13600m", "memory": "24051816858"}
     assert body["nodeEstimated"]["cpu"] == "13600m"
     assert body["nodeDeltaPods"] == ["default/assigned-pod-1"]
-    assert "prodDeltaPods" not in body
+    # A Burstable pod of no Koordinator class is Prod (GetPodPriorityClassWithDefault), so it is
+    # part of the prod delta too.
+    assert body["prodDelta"] == body["nodeDelta"]
+    assert body["prodDeltaPods"] == ["default/assigned-pod-1"]
     assert table.dispatch("GET", "/apis/v1/plugins/LoadAwareScheduling/node/unknown").body == {}
 
 
@@ -277,8 +366,10 @@ def test_node_service_reports_estimates() -> None:
         ({"usageThresholds": {"cpu": 40}}, 200, None),
         ({"usageThresholds": {"cpu": 140}}, 400, "resource Threshold of cpu should be less than 100, got 140"),
         ({"usageThreshold": {"cpu": 40}}, 400, 'unknown field "usageThreshold"'),
+        # ValidateLoadAwareSchedulingArgs does not look at prodUsageThresholds: 150 is taken.
+        ({"usageThresholds": {"cpu": 40}, "prodUsageThresholds": {"cpu": 150}}, 200, None),
     ],
-    ids=["valid change applies", "out of range refused", "unknown field refused"],
+    ids=["valid change applies", "out of range refused", "unknown field refused", "prod thresholds are not validated"],
 )
 def test_args_change_at_run_time(body: dict[str, Any], status: int, fragment: str | None) -> None:
     from scheduler.frameworkext.services import ServiceTable

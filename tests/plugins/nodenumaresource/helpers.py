@@ -13,7 +13,9 @@ def build_topology(sockets: int, nodes_per_socket: int, cores_per_node: int, cpu
     return CPUTopology.build(topology_tuples(sockets, nodes_per_socket, cores_per_node, cpus_per_core))
 
 
-def topology_tuples(sockets: int, nodes_per_socket: int, cores_per_node: int, cpus_per_core: int) -> list[tuple[int, int, int, int]]:
+def topology_tuples(
+    sockets: int, nodes_per_socket: int, cores_per_node: int, cpus_per_core: int
+) -> list[tuple[int, int, int, int]]:
     """(cpu, core, socket, node) for the test topology."""
     out = []
     cpu = core = node = 0
@@ -28,9 +30,20 @@ def topology_tuples(sockets: int, nodes_per_socket: int, cores_per_node: int, cp
     return out
 
 
-def nrt(name: str, sockets: int, nodes_per_socket: int, cores_per_node: int, cpus_per_core: int, reserved: str = "", extra: dict[str, str] | None = None) -> dict[str, Any]:
+def nrt(
+    name: str,
+    sockets: int,
+    nodes_per_socket: int,
+    cores_per_node: int,
+    cpus_per_core: int,
+    reserved: str = "",
+    extra: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """A NodeResourceTopology document with Koordinator's cpu-topology annotation."""
-    detail = [{"id": c, "core": k, "socket": s, "node": n} for c, k, s, n in topology_tuples(sockets, nodes_per_socket, cores_per_node, cpus_per_core)]
+    detail = [
+        {"id": c, "core": k, "socket": s, "node": n}
+        for c, k, s, n in topology_tuples(sockets, nodes_per_socket, cores_per_node, cpus_per_core)
+    ]
     annotations = {"node.koordinator.sh/cpu-topology": json.dumps({"detail": detail})}
     if reserved:
         annotations["kubelet.koordinator.sh/cpu-manager-policy"] = json.dumps({"policy": "static", "reservedCPUs": reserved})

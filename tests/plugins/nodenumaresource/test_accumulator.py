@@ -28,7 +28,15 @@ from scheduler.plugins.nodenumaresource.topology import (
 from tests.plugins.nodenumaresource.helpers import build_topology
 
 
-def _take(topo: CPUTopology, allocated: str, needed: int, policy: str, strategy: str, exclusive: str = EXCLUSIVE_NONE, allocated_policy: str = "") -> frozenset[int]:
+def _take(
+    topo: CPUTopology,
+    allocated: str,
+    needed: int,
+    policy: str,
+    strategy: str,
+    exclusive: str = EXCLUSIVE_NONE,
+    allocated_policy: str = "",
+) -> frozenset[int]:
     taken = parse_cpuset(allocated)
     details = {c: AllocatedCPU(topo.details[c], 0, allocated_policy) for c in taken}
     return take_cpus(topo, 1, topo.cpus() - taken, details, needed, policy, exclusive, strategy)
@@ -45,7 +53,13 @@ FULL_MOST = [
     ("allocate from first socket", (2, 2, 4, 2), "0-3,8-11", 4, "4-7"),
     ("allocate with less spread cpus", (2, 2, 2, 2), "0,2,4,8,12", 4, "10,11,14,15"),
     ("allocate with the most spread cpus", (2, 2, 2, 2), "0,2,4,8,10,12", 6, "5,6,7,13,14,15"),
-    ("allocate with the most spread cpus on the smallest idle cpus socket", (2, 2, 2, 2), "0,2,4,8,9,10,12", 6, "6,7,11,13,14,15"),
+    (
+        "allocate with the most spread cpus on the smallest idle cpus socket",
+        (2, 2, 2, 2),
+        "0,2,4,8,9,10,12",
+        6,
+        "6,7,11,13,14,15",
+    ),
 ]
 FULL_LEAST = [
     ("allocate on non-NUMA node", (1, 1, 4, 2), "", 2, "0-1"),
@@ -75,12 +89,20 @@ SPREAD_LEAST = [
 TABLE = (
     [(f"FullPCPUs/MostAllocated: {n}", shape, a, k, w, FULL_PCPUS, MOST_ALLOCATED) for n, shape, a, k, w in FULL_MOST]
     + [(f"FullPCPUs/LeastAllocated: {n}", shape, a, k, w, FULL_PCPUS, LEAST_ALLOCATED) for n, shape, a, k, w in FULL_LEAST]
-    + [(f"SpreadByPCPUs/MostAllocated: {n}", shape, a, k, w, SPREAD_BY_PCPUS, MOST_ALLOCATED) for n, shape, a, k, w in SPREAD_MOST]
-    + [(f"SpreadByPCPUs/LeastAllocated: {n}", shape, a, k, w, SPREAD_BY_PCPUS, LEAST_ALLOCATED) for n, shape, a, k, w in SPREAD_LEAST]
+    + [
+        (f"SpreadByPCPUs/MostAllocated: {n}", shape, a, k, w, SPREAD_BY_PCPUS, MOST_ALLOCATED)
+        for n, shape, a, k, w in SPREAD_MOST
+    ]
+    + [
+        (f"SpreadByPCPUs/LeastAllocated: {n}", shape, a, k, w, SPREAD_BY_PCPUS, LEAST_ALLOCATED)
+        for n, shape, a, k, w in SPREAD_LEAST
+    ]
 )
 
 
-@pytest.mark.parametrize(("shape", "allocated", "needed", "want", "policy", "strategy"), [c[1:] for c in TABLE], ids=[c[0] for c in TABLE])
+@pytest.mark.parametrize(
+    ("shape", "allocated", "needed", "want", "policy", "strategy"), [c[1:] for c in TABLE], ids=[c[0] for c in TABLE]
+)
 def test_take_cpus(shape: tuple[int, int, int, int], allocated: str, needed: int, want: str, policy: str, strategy: str) -> None:
     assert _take(build_topology(*shape), allocated, needed, policy, strategy) == parse_cpuset(want)
 
@@ -90,19 +112,67 @@ EXCLUSIVE = [
     ("allocate overlapped cpus with PCPULevel", (2, 1, 4, 2), "", "", "", 10, "0-4,6,8,10,12,14", ""),
     ("allocate cpus on large-size partially-allocated socket with PCPULevel", (2, 1, 8, 2), "", "", "", 4, "4,6,8,10", "0,2"),
     ("allocate cpus with none exclusive policy", (2, 1, 8, 2), "", EXCLUSIVE_NONE, "", 4, "1,3,4,6", "0,2"),
-    ("allocate cpus on full-free socket with NUMANodeLevel", (2, 1, 4, 2), EXCLUSIVE_NUMA, EXCLUSIVE_NUMA, "", 4, "8,10,12,14", "0,2"),
-    ("allocate cpus on partially-allocated socket without NUMANodeLevel", (2, 1, 4, 2), EXCLUSIVE_NUMA, EXCLUSIVE_NONE, "", 4, "1,3,4,6", "0,2"),
-    ("allocate cpus on full-free socket with NUMANodeLevel with PCPUs", (2, 1, 4, 2), EXCLUSIVE_NUMA, EXCLUSIVE_NUMA, FULL_PCPUS, 4, "8-11", "0,2"),
-    ("allocate cpus on partially-allocated socket without NUMANodeLevel with PCPUs", (2, 1, 4, 2), EXCLUSIVE_NUMA, EXCLUSIVE_NONE, FULL_PCPUS, 4, "4-7", "0,2"),
+    (
+        "allocate cpus on full-free socket with NUMANodeLevel",
+        (2, 1, 4, 2),
+        EXCLUSIVE_NUMA,
+        EXCLUSIVE_NUMA,
+        "",
+        4,
+        "8,10,12,14",
+        "0,2",
+    ),
+    (
+        "allocate cpus on partially-allocated socket without NUMANodeLevel",
+        (2, 1, 4, 2),
+        EXCLUSIVE_NUMA,
+        EXCLUSIVE_NONE,
+        "",
+        4,
+        "1,3,4,6",
+        "0,2",
+    ),
+    (
+        "allocate cpus on full-free socket with NUMANodeLevel with PCPUs",
+        (2, 1, 4, 2),
+        EXCLUSIVE_NUMA,
+        EXCLUSIVE_NUMA,
+        FULL_PCPUS,
+        4,
+        "8-11",
+        "0,2",
+    ),
+    (
+        "allocate cpus on partially-allocated socket without NUMANodeLevel with PCPUs",
+        (2, 1, 4, 2),
+        EXCLUSIVE_NUMA,
+        EXCLUSIVE_NONE,
+        FULL_PCPUS,
+        4,
+        "4-7",
+        "0,2",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("shape", "allocated_policy", "exclusive", "bind", "needed", "want", "allocated"), [c[1:] for c in EXCLUSIVE], ids=[c[0] for c in EXCLUSIVE])
+@pytest.mark.parametrize(
+    ("shape", "allocated_policy", "exclusive", "bind", "needed", "want", "allocated"),
+    [c[1:] for c in EXCLUSIVE],
+    ids=[c[0] for c in EXCLUSIVE],
+)
 def test_take_cpus_with_exclusive_policy(
     shape: tuple[int, int, int, int], allocated_policy: str, exclusive: str, bind: str, needed: int, want: str, allocated: str
 ) -> None:
     # Empty policies mean the upstream test's defaults: held CPUs PCPULevel, the pod PCPULevel, SpreadByPCPUs.
-    got = _take(build_topology(*shape), allocated, needed, bind or SPREAD_BY_PCPUS, MOST_ALLOCATED, exclusive or EXCLUSIVE_PCPU, allocated_policy or EXCLUSIVE_PCPU)
+    got = _take(
+        build_topology(*shape),
+        allocated,
+        needed,
+        bind or SPREAD_BY_PCPUS,
+        MOST_ALLOCATED,
+        exclusive or EXCLUSIVE_PCPU,
+        allocated_policy or EXCLUSIVE_PCPU,
+    )
     assert got == parse_cpuset(want)
 
 
@@ -123,7 +193,9 @@ STEPS_SORT_BY_REF = [
 
 
 @pytest.mark.parametrize(
-    ("shape", "steps"), [((1, 1, 4, 2), STEPS_MAX_REF), ((1, 1, 16, 2), STEPS_SORT_BY_REF)], ids=["TestTakeCPUsWithMaxRefCount", "TestTakeCPUsSortByRefCount"]
+    ("shape", "steps"),
+    [((1, 1, 4, 2), STEPS_MAX_REF), ((1, 1, 16, 2), STEPS_SORT_BY_REF)],
+    ids=["TestTakeCPUsWithMaxRefCount", "TestTakeCPUsSortByRefCount"],
 )
 def test_max_ref_count(shape: tuple[int, int, int, int], steps: list[tuple[int, str, str]]) -> None:
     topo = build_topology(*shape)
@@ -143,8 +215,12 @@ def test_take_preferred_cpus() -> None:
     assert sorted(take_cpus(topo, 1, cpus, {}, 2, SPREAD_BY_PCPUS, EXCLUSIVE_NONE, MOST_ALLOCATED)) == [0, 2]
     first = take_preferred_cpus(topo, 1, cpus, frozenset({0, 2}), {}, 2, SPREAD_BY_PCPUS, EXCLUSIVE_NONE, MOST_ALLOCATED)
     assert sorted(first) == [0, 2]
-    assert sorted(take_preferred_cpus(topo, 1, cpus - first, frozenset(), {}, 2, SPREAD_BY_PCPUS, EXCLUSIVE_NONE, MOST_ALLOCATED)) == [1, 3]
-    assert sorted(take_preferred_cpus(topo, 1, cpus, frozenset({11, 13, 15, 17}), {}, 2, SPREAD_BY_PCPUS, EXCLUSIVE_NONE, MOST_ALLOCATED)) == [11, 13]
+    assert sorted(
+        take_preferred_cpus(topo, 1, cpus - first, frozenset(), {}, 2, SPREAD_BY_PCPUS, EXCLUSIVE_NONE, MOST_ALLOCATED)
+    ) == [1, 3]
+    assert sorted(
+        take_preferred_cpus(topo, 1, cpus, frozenset({11, 13, 15, 17}), {}, 2, SPREAD_BY_PCPUS, EXCLUSIVE_NONE, MOST_ALLOCATED)
+    ) == [11, 13]
 
 
 def test_not_enough_cpus() -> None:

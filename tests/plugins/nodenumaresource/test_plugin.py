@@ -17,9 +17,9 @@ from scheduler.framework.types import Code, CycleState
 from scheduler.frameworkext.services import ServiceTable
 from scheduler.plugins.nodenumaresource.plugin import NodeNUMAResource, new
 from scheduler.plugins.nodenumaresource.topology import PodAllocation
-from tests.builders import make_node, make_pod, make_snapshot
 from tests.plugins.loadaware.helpers import Informers, KoordHandle
 from tests.plugins.nodenumaresource.helpers import nrt
+from tests.support.builders import make_node, make_pod, make_snapshot
 
 NODE = "test-node-1"
 
@@ -45,7 +45,10 @@ class Handle(KoordHandle):
 
 
 def setup(
-    topologies: list[dict[str, Any]], nodes: list[Any] | None = None, bound: list[Pod] = (), args: dict[str, Any] | None = None  # type: ignore[assignment]
+    topologies: list[dict[str, Any]],
+    nodes: list[Any] | None = None,
+    bound: list[Pod] = (),
+    args: dict[str, Any] | None = None,  # type: ignore[assignment]
 ) -> tuple[NodeNUMAResource, Handle]:
     nodes = nodes or [make_node(NODE, cpu="16", memory="64Gi")]
     snapshot = make_snapshot(nodes, list(bound))
@@ -53,7 +56,14 @@ def setup(
     return new(args, handle), handle
 
 
-def lsr(name: str, cpu: str, spec: dict[str, str] | None = None, qos: str = "LSR", node_name: str = "", annotations: dict[str, str] | None = None) -> Pod:
+def lsr(
+    name: str,
+    cpu: str,
+    spec: dict[str, str] | None = None,
+    qos: str = "LSR",
+    node_name: str = "",
+    annotations: dict[str, str] | None = None,
+) -> Pod:
     ann = dict(annotations or {})
     if spec is not None:
         ann["scheduling.koordinator.sh/resource-spec"] = json.dumps(spec)
@@ -71,7 +81,14 @@ def test_available_cpus_service() -> None:
     assert reply.status == 200
     assert reply.body["availableCPUs"] == "3,5,7-15"
     assert sorted(reply.body["allocated"]) == ["0", "2", "4", "6"]
-    assert reply.body["allocated"]["2"] == {"cpuID": 2, "coreID": 1, "nodeID": 0, "socketID": 0, "refCount": 1, "exclusivePolicy": "None"}
+    assert reply.body["allocated"]["2"] == {
+        "cpuID": 2,
+        "coreID": 1,
+        "nodeID": 0,
+        "socketID": 0,
+        "refCount": 1,
+        "exclusivePolicy": "None",
+    }
 
 
 def test_cpu_topology_options_service() -> None:
@@ -84,7 +101,14 @@ def test_cpu_topology_options_service() -> None:
     assert body["policy"] == {"policy": "static", "reservedCPUs": "0-1"}
     topo = body["cpuTopology"]
     assert (topo["numCPUs"], topo["numCores"], topo["numNodes"], topo["numSockets"]) == (16, 8, 2, 2)
-    assert topo["cpuDetails"]["9"] == {"cpuID": 9, "coreID": (1 << 16) | 4, "nodeID": 1, "socketID": 1, "refCount": 0, "exclusivePolicy": ""}
+    assert topo["cpuDetails"]["9"] == {
+        "cpuID": 9,
+        "coreID": (1 << 16) | 4,
+        "nodeID": 1,
+        "socketID": 1,
+        "refCount": 0,
+        "exclusivePolicy": "",
+    }
 
 
 @pytest.mark.parametrize(
@@ -97,7 +121,10 @@ def test_cpu_topology_options_service() -> None:
     ids=["node with topology", "no NodeResourceTopology", "unknown node"],
 )
 def test_nodes_service(topologies: list[dict[str, Any]], node: str, status: int, fragment: str | None) -> None:
-    plugin, _ = setup(topologies, bound=[lsr("bound", "4", node_name=NODE, annotations={"scheduling.koordinator.sh/resource-status": '{"cpuset":"0-3"}'})])
+    plugin, _ = setup(
+        topologies,
+        bound=[lsr("bound", "4", node_name=NODE, annotations={"scheduling.koordinator.sh/resource-status": '{"cpuset":"0-3"}'})],
+    )
     table = ServiceTable()
     table.register_plugin_service(plugin, "default-scheduler")
     reply = table.dispatch("GET", f"/apis/v1/plugins/NodeNUMAResource/nodes/{node}")
@@ -114,7 +141,13 @@ PRE_FILTER = [
     ("pod requesting nothing is skipped", make_pod("p"), Code.SKIP, "", False),
     ("LS pod needs no cpuset", lsr("p", "4", qos="LS"), Code.SUCCESS, "", False),
     ("LSR pod binds with the default FullPCPUs", lsr("p", "4"), Code.SUCCESS, "", True),
-    ("LSR pod with fractional CPUs", lsr("p", "1500m"), Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "the requested CPUs must be integer", False),
+    (
+        "LSR pod with fractional CPUs",
+        lsr("p", "1500m"),
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "the requested CPUs must be integer",
+        False,
+    ),
     ("LSE pod with SpreadByPCPUs", lsr("p", "2", {"preferredCPUBindPolicy": "SpreadByPCPUs"}, qos="LSE"), Code.SUCCESS, "", True),
 ]
 
@@ -163,7 +196,20 @@ FILTER = [
     ),
     (
         "kubelet full-pcpus-only imposes binding on a fractional LS pod",
-        [nrt(NODE, 2, 1, 4, 2, extra={"kubelet.koordinator.sh/cpu-manager-policy": json.dumps({"policy": "static", "options": {"full-pcpus-only": "true"}})})],
+        [
+            nrt(
+                NODE,
+                2,
+                1,
+                4,
+                2,
+                extra={
+                    "kubelet.koordinator.sh/cpu-manager-policy": json.dumps(
+                        {"policy": "static", "options": {"full-pcpus-only": "true"}}
+                    )
+                },
+            )
+        ],
         _node(),
         lsr("p", "1500m", qos="LS"),
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -249,9 +295,41 @@ def test_prebind_writes_the_bind_policy_when_the_pod_named_none() -> None:
 def test_args_validation() -> None:
     from scheduler.config.koordargs import NodeNUMAResourceArgs
 
-    args = NodeNUMAResourceArgs.from_dict({"defaultCPUBindPolicy": "Packed", "scoringStrategy": {"type": "Balanced", "resources": [{"name": "cpu", "weight": 0}]}}, "args")
+    args = NodeNUMAResourceArgs.from_dict(
+        {"defaultCPUBindPolicy": "Packed", "scoringStrategy": {"type": "Balanced", "resources": [{"name": "cpu", "weight": 0}]}},
+        "args",
+    )
     assert [str(i) for i in args.validate("args")] == [
         'args.defaultCPUBindPolicy: Invalid value: "Packed": must specified CPU bind policy FullPCPUs or SpreadByPCPUs',
         'args.scoringStrategy.type: Unsupported value: "Balanced": supported values: "LeastAllocated", "MostAllocated"',
         "args.scoringStrategy.resources[0].weight: Invalid value: 0: resource weight of cpu not in valid range (0, 100]",
     ]
+
+
+def test_nodes_service_reads_the_zones() -> None:
+    """topology_options.go extractNUMANodeResources: zones of type Node named node-<id> give each
+    NUMA node's allocatable (others are passed over), sorted by id; service.go NodeResponse lists
+    them as numaNodeResources and, with nothing admitted to a NUMA node, as remaining."""
+    topology = nrt(NODE, 2, 1, 4, 2)
+    topology["zones"] = [
+        {
+            "name": "node-1",
+            "type": "Node",
+            "resources": [{"name": "cpu", "allocatable": "8"}, {"name": "memory", "allocatable": "16Gi"}],
+        },
+        {"name": "socket-0", "type": "Socket", "resources": [{"name": "cpu", "allocatable": "16"}]},
+        {
+            "name": "node-0",
+            "type": "Node",
+            "resources": [{"name": "cpu", "allocatable": "8"}, {"name": "memory", "allocatable": "16Gi"}],
+        },
+        {"name": "node-x", "type": "Node", "resources": [{"name": "cpu", "allocatable": "1"}]},
+    ]
+    plugin, _ = setup([topology])
+    table = ServiceTable()
+    table.register_plugin_service(plugin, "default-scheduler")
+    body = table.dispatch("GET", f"/apis/v1/plugins/NodeNUMAResource/nodes/{NODE}").body
+    want = [{"node": 0, "resources": {"cpu": "8", "memory": "16Gi"}}, {"node": 1, "resources": {"cpu": "8", "memory": "16Gi"}}]
+    assert body["numaNodeResources"] == want
+    assert body["remainingNUMANodeResources"] == want
+    assert body["allocatedNUMANodeResources"] is None

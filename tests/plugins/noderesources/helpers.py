@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from scheduler.api.objects import Node, Pod
 from scheduler.framework.snapshot import Snapshot
-from tests.builders import make_node, make_pod, make_snapshot
+from tests.support.builders import make_node, make_pod, make_snapshot
 
 _names = itertools.count()
 

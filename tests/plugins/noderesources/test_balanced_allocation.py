@@ -17,7 +17,6 @@ from scheduler.plugins.noderesources.balanced_allocation import (
     NodeResourcesBalancedAllocation,
     balanced_resource_score,
 )
-from tests.builders import FakeHandle, make_node, make_pod, make_snapshot
 from tests.plugins.noderesources.helpers import (
     node,
     pod,
@@ -25,6 +24,9 @@ from tests.plugins.noderesources.helpers import (
     random_pod,
     resource_specs,
 )
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 GPU = "nvidia.com/gpu"
 DEFAULT = [("cpu", 1), ("memory", 1)]
@@ -234,7 +236,7 @@ def test_no_normalize_and_no_events() -> None:
     assert not hasattr(plugin, "events_to_register")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(cluster=random_cluster(), incoming=random_pod(), specs=resource_specs(), data=st.data())
 def test_score_batch_matches_per_node(
     cluster: Snapshot, incoming: Pod, specs: list[tuple[str, int]], data: st.DataObject
@@ -250,7 +252,7 @@ def test_score_batch_matches_per_node(
     assert all(0 <= s <= 100 for s in per_node)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     rows=st.lists(
         st.lists(st.tuples(st.integers(0, 10**12), st.integers(0, 10**12)), min_size=5, max_size=5),
@@ -265,7 +267,7 @@ def test_strategy_batch_floats_match_bit_for_bit(rows: list[list[tuple[int, int]
     assert batch.tolist() == [balanced_resource_score(requested[:, j].tolist(), allocatable[:, j].tolist()) for j in range(5)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     rows=st.lists(
         st.lists(st.tuples(st.integers(0, 10**12), st.integers(1, 10**12)), min_size=5, max_size=5),

@@ -12,7 +12,6 @@ from scheduler.config.args import NodeResourcesFitArgs, ScoringStrategy
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState
 from scheduler.plugins.noderesources import fit
-from tests.builders import FakeHandle, make_snapshot
 from tests.plugins.noderesources.helpers import (
     EXTENDED_A,
     EXTENDED_B,
@@ -25,6 +24,9 @@ from tests.plugins.noderesources.helpers import (
     random_cluster,
     random_pod,
 )
+from tests.support.builders import make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 OK = Code.SUCCESS
 NO = Code.UNSCHEDULABLE
@@ -456,7 +458,7 @@ def test_fits_reports_amounts() -> None:
     ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(cluster=random_cluster(), incoming=random_pod(), data=st.data())
 def test_filter_batch_matches_per_node(cluster: Snapshot, incoming: Pod, data: st.DataObject) -> None:
     ignored = tuple(data.draw(st.lists(st.sampled_from(SCALARS), max_size=2)))

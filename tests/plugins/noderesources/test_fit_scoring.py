@@ -24,7 +24,6 @@ from scheduler.plugins.noderesources.resource_allocation import (
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
 )
-from tests.builders import FakeHandle, make_node, make_pod, make_snapshot
 from tests.plugins.noderesources.helpers import (
     bare_container_pod,
     container,
@@ -34,6 +33,9 @@ from tests.plugins.noderesources.helpers import (
     random_pod,
     resource_specs,
 )
+from tests.support.builders import make_node, make_pod, make_snapshot
+from tests.support.examples import examples
+from tests.support.fakes import FakeHandle
 
 DEFAULT = [("cpu", 1), ("memory", 1)]
 EXTENDED = "abc.com/xyz"
@@ -439,19 +441,23 @@ MI = 1024**2
 @pytest.mark.parametrize(
     ("incoming", "want_fit", "want_balanced"),
     [
-        # Issue 16's example (conformance case pod-level-requests-fit-score): the container asks
+        # A bare container (conformance case pod-level-requests-fit-score): the container asks
         # nothing, spec.resources asks 2 CPU / 4Gi. Fit counts 100m / 200Mi: node-a cpu 97, memory
         # 97; node-b (3 CPU / 1Gi used) cpu (8000-3100)/80 = 61, memory (8Gi-1224Mi)*100/8Gi = 85.
         # BalancedAllocation counts 2 CPU / 4Gi: 0.5/0.5 and 0.625/0.625, both 100.
         (pod({}, pod_level={"cpu": "2", "memory": "4Gi"}), [97, 73], [100, 100]),
         # Containers with requests: Fit counts their 1 CPU / 1Gi, not the pod-level 2 CPU / 4Gi:
         # node-a cpu 75, memory 87 -> 81; node-b cpu 50, memory 75 -> 62.
-        (pod({"cpu": "500m", "memory": "512Mi"}, {"cpu": "500m", "memory": "512Mi"}, pod_level={"cpu": "2", "memory": "4Gi"}), [81, 62], [100, 100]),
+        (
+            pod({"cpu": "500m", "memory": "512Mi"}, {"cpu": "500m", "memory": "512Mi"}, pod_level={"cpu": "2", "memory": "4Gi"}),
+            [81, 62],
+            [100, 100],
+        ),
         # With overhead, which counts on both sides: Fit node-a cpu (4000-350)/40 = 91, memory 97 -> 94;
         # node-b cpu 58, memory 85 -> 71. Balanced: 2250m/4000m vs 0.5 -> 96; 5250m/8000m vs 0.625 -> 98.
         (pod({}, overhead={"cpu": "250m"}, pod_level={"cpu": "2", "memory": "4Gi"}), [94, 71], [96, 98]),
     ],
-    ids=["issue-example-bare-container", "container-requests", "with-overhead"],
+    ids=["bare-container", "container-requests", "with-overhead"],
 )
 def test_pod_level_requests_stay_out_of_the_fit_score(incoming: Pod, want_fit: list[int], want_balanced: list[int]) -> None:
     # kubernetes/kubernetes pkg/scheduler/framework/plugins/noderesources/fit.go NewFit (v1.35 to v1.37):
@@ -470,7 +476,7 @@ def test_pod_level_requests_stay_out_of_the_fit_score(incoming: Pod, want_fit: l
     assert [balanced.score(state, incoming, info)[0] for info in snap.node_infos] == want_balanced
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(cluster=random_cluster(), incoming=random_pod(), specs=resource_specs(), data=st.data())
 def test_score_batch_matches_per_node(
     cluster: Snapshot, incoming: Pod, specs: list[tuple[str, int]], data: st.DataObject

@@ -27,6 +27,7 @@ from scheduler.plugins.noderesources.resource_allocation import (
     most_requested_score,
     scaled_shape,
 )
+from tests.support.examples import examples
 
 
 def shape(*points: tuple[int, int]) -> tuple[ShapePoint, ...]:
@@ -121,7 +122,7 @@ STRATEGIES: dict[str, Callable[[list[ResourceWeight]], Strategy]] = {
 }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     kind=st.sampled_from(sorted(STRATEGIES)),
     weights=st.lists(st.integers(1, 100), min_size=1, max_size=4),
@@ -157,22 +158,24 @@ def test_round_helper_agrees_with_math_on_ordinary_values() -> None:
         assert go_round_float(float(value)) == int(math.copysign(math.floor(abs(value) + 0.5), value))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     kind=st.sampled_from(sorted(STRATEGIES)),
     weights=st.lists(st.integers(1, 100), min_size=1, max_size=4),
     data=st.data(),
 )
-def test_strategy_batch_with_every_resource_positive_matches_per_node(
-    kind: str, weights: list[int], data: st.DataObject
-) -> None:
+def test_strategy_batch_with_every_resource_positive_matches_per_node(kind: str, weights: list[int], data: st.DataObject) -> None:
     """`positive=True` (no allocatable entry is 0) drops the masks and changes no score."""
     resources = [ResourceWeight(f"r{i}", w) for i, w in enumerate(weights)]
     strategy = STRATEGIES[kind](resources)
     width = data.draw(st.integers(1, 6))
-    rows = st.lists(st.lists(st.integers(0, 10**13), min_size=width, max_size=width), min_size=len(weights), max_size=len(weights))
+    rows = st.lists(
+        st.lists(st.integers(0, 10**13), min_size=width, max_size=width), min_size=len(weights), max_size=len(weights)
+    )
     requested = np.asarray(data.draw(rows), dtype=np.int64)
-    positive = st.lists(st.lists(st.integers(1, 10**13), min_size=width, max_size=width), min_size=len(weights), max_size=len(weights))
+    positive = st.lists(
+        st.lists(st.integers(1, 10**13), min_size=width, max_size=width), min_size=len(weights), max_size=len(weights)
+    )
     allocatable = np.asarray(data.draw(positive), dtype=np.int64)
     batch = strategy.score_batch(requested, allocatable, positive=True).tolist()
     assert batch == [strategy.score(requested[:, j].tolist(), allocatable[:, j].tolist()) for j in range(width)]

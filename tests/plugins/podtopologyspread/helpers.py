@@ -7,14 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from scheduler.api.objects import Node, OwnerReference, Pod, parse_node, parse_spread_constraints
+from scheduler.api.affinity import parse_spread_constraints
+from scheduler.api.meta import OwnerReference
+from scheduler.api.objects import Node, Pod, parse_node
 from scheduler.api.selectors import LabelSelector, selector_from_map
 from scheduler.api.workloads import CONTROLLER_API_VERSIONS
 from scheduler.config.args import PodTopologySpreadArgs
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import CycleState, Status
 from scheduler.plugins.podtopologyspread import PodTopologySpread, new
-from tests.builders import FakeHandle, make_pod, make_snapshot
+from tests.support.builders import make_pod, make_snapshot, node_doc
+from tests.support.fakes import FakeHandle
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}  # st.MakeLabelSelector().Exists("foo")
 BAR = {"matchExpressions": [{"key": "bar", "operator": "Exists"}]}
@@ -32,13 +35,7 @@ def list_args(*constraints: dict[str, Any]) -> PodTopologySpreadArgs:
 
 def node(name: str, labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None) -> Node:
     """A node carrying exactly these labels (no automatic hostname label)."""
-    return parse_node(
-        {
-            "metadata": {"name": name, "labels": labels or {}},
-            "spec": {"taints": taints or []},
-            "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
-        }
-    )
+    return parse_node(node_doc(name, memory="32Gi", labels=labels, spec={"taints": taints or []}, hostname=False))
 
 
 def spread(

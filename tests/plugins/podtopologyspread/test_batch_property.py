@@ -39,6 +39,7 @@ from tests.plugins.podtopologyspread.helpers import (
     setup,
     spread,
 )
+from tests.support.examples import examples
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -202,7 +203,7 @@ def _check_filter(pl: Any, snap: Any, incoming: Pod, state: CycleState) -> None:
             assert batch.reasons(i) == status.reasons
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(scenario())
 def test_batch_matches_per_node(case: dict[str, Any]) -> None:
     pl, snap = setup(case["nodes"], case["existing"], args=case["args"], cluster=case["cluster"])

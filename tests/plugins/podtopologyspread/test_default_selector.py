@@ -20,6 +20,7 @@ from scheduler.config.loader import default_config
 from scheduler.plugins.podtopologyspread.common import default_selector
 from scheduler.plugins.registry import new_registry
 from scheduler.scheduler import Scheduler
+from tests.support import builders
 
 START = 1767225600.0
 
@@ -37,11 +38,10 @@ def service(name: str, namespace: str, selector: dict[str, str] | None) -> dict[
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
-def pod_doc(name: str, labels: dict[str, str], owners: list[dict[str, Any]] | None = None, namespace: str = "test") -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
-    if owners:
-        meta["ownerReferences"] = owners
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+def pod_doc(
+    name: str, labels: dict[str, str], owners: list[dict[str, Any]] | None = None, namespace: str = "test"
+) -> dict[str, Any]:
+    return builders.pod_doc(name, namespace, image="i", labels=labels, **({"ownerReferences": owners} if owners else {}))
 
 
 def pod_of(cluster: SimulatedCluster, name: str) -> Pod:
@@ -50,7 +50,9 @@ def pod_of(cluster: SimulatedCluster, name: str) -> Pod:
 
 # spread_test.go TestGetPodServices: services service-0..2 select app=test-0..2 in namespace test;
 # pods test-pod-0..4 carry app=test-i and label=label-i.
-@pytest.mark.parametrize(("index", "want"), [(0, ["app=test-0"]), (1, ["app=test-1"]), (2, ["app=test-2"]), (3, []), (4, [])], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    ("index", "want"), [(0, ["app=test-0"]), (1, ["app=test-1"]), (2, ["app=test-2"]), (3, []), (4, [])], ids=lambda v: str(v)
+)
 def test_get_pod_services(tmp_path: pathlib.Path, index: int, want: list[str]) -> None:
     docs = [service(f"service-{i}", "test", {"app": f"test-{i}"}) for i in range(3)]
     docs += [pod_doc(f"test-pod-{i}", {"app": f"test-{i}", "label": f"label-{i}"}) for i in range(5)]
@@ -64,15 +66,30 @@ def owner(kind: str, name: str, api_version: str, controller: bool = True) -> di
 
 
 CONTROLLERS = [
-    {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "rc", "namespace": "test"}, "spec": {"selector": {"rc": "x"}}},
+    {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "rc", "namespace": "test"},
+        "spec": {"selector": {"rc": "x"}},
+    },
     {
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
         "metadata": {"name": "rs", "namespace": "test"},
         "spec": {"selector": {"matchExpressions": [{"key": "rs", "operator": "In", "values": ["x", "y"]}]}},
     },
-    {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "ss", "namespace": "test"}, "spec": {"selector": {"matchLabels": {"ss": "x"}}}},
-    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "other"}, "spec": {"selector": {"matchLabels": {"elsewhere": "x"}}}},
+    {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "ss", "namespace": "test"},
+        "spec": {"selector": {"matchLabels": {"ss": "x"}}},
+    },
+    {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "rs", "namespace": "other"},
+        "spec": {"selector": {"matchLabels": {"elsewhere": "x"}}},
+    },
     {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "nil-selector", "namespace": "test"}, "spec": {}},
     service("svc", "test", {"app": "web"}),
     service("headless", "test", None),
@@ -107,14 +124,16 @@ CONTROLLERS = [
         "controller-after-other-owner",
     ],
 )
-def test_default_selector_follows_the_controller_reference(tmp_path: pathlib.Path, owners: list[dict[str, Any]], want: list[str]) -> None:
+def test_default_selector_follows_the_controller_reference(
+    tmp_path: pathlib.Path, owners: list[dict[str, Any]], want: list[str]
+) -> None:
     cluster = load(tmp_path, [*CONTROLLERS, pod_doc("p", {"app": "web", "rc": "x", "rs": "x", "ss": "x"}, owners)])
     selector = default_selector(pod_of(cluster, "p"), cluster)
     assert [f"{r.key} {r.operator} {','.join(r.values)}" for r in selector.requirements] == want
 
 
-def test_issue_example_default_spreading_picks_node_c(tmp_path: pathlib.Path) -> None:
-    # Issue 16's example, the conformance case default-spreading-service-and-replicaset: upstream
+def test_default_spreading_by_service_and_replicaset_picks_node_c(tmp_path: pathlib.Path) -> None:
+    # The conformance case default-spreading-service-and-replicaset: upstream
     # scores PodTopologySpread 40/60/100 and picks node-c; without the selector node-b wins.
     case = pathlib.Path(__file__).resolve().parents[2] / "conformance" / "cases" / "default-spreading-service-and-replicaset.yaml"
     cluster = load(tmp_path, yaml.safe_load(case.read_text())["cluster"])

@@ -14,7 +14,6 @@ from scheduler.plugins.podtopologyspread.common import (
     SYSTEM_DEFAULT_CONSTRAINTS,
     default_selector,
 )
-from tests.builders import FakeHandle, make_snapshot
 from tests.plugins.podtopologyspread.helpers import (
     FOO,
     LIST_ARGS,
@@ -28,6 +27,8 @@ from tests.plugins.podtopologyspread.helpers import (
     setup,
     spread,
 )
+from tests.support.builders import make_snapshot
+from tests.support.fakes import FakeHandle
 
 OK, NO = Code.SUCCESS, Code.UNSCHEDULABLE
 

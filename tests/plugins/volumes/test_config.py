@@ -11,7 +11,8 @@ import yaml
 from scheduler.config.loader import ConfigError, load_config, parse_config
 from scheduler.framework.runtime import Framework
 from scheduler.plugins.registry import new_registry
-from tests.builders import FakeHandle, make_snapshot
+from tests.support.builders import make_snapshot
+from tests.support.fakes import FakeHandle
 
 SIMULATOR = pathlib.Path(__file__).with_name("simulator-scheduler.yaml")
 REMOVED = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
@@ -23,7 +24,9 @@ def test_simulator_config_with_removed_plugins_names_the_file_and_fields() -> No
     text = str(caught.value)
     assert str(SIMULATOR) in text
     for index, name in ((8, "EBSLimits"), (9, "GCEPDLimits"), (11, "AzureDiskLimits")):
-        assert f'profiles[0].plugins.multiPoint.enabled[{index}]: Invalid value: "{name}": was removed from kube-scheduler' in text
+        assert (
+            f'profiles[0].plugins.multiPoint.enabled[{index}]: Invalid value: "{name}": was removed from kube-scheduler' in text
+        )
 
 
 def test_simulator_config_without_them_builds_every_volume_plugin() -> None:
@@ -43,7 +46,12 @@ def test_simulator_config_without_them_builds_every_volume_plugin() -> None:
     ids=["multiPoint", "filter"],
 )
 def test_dynamic_resources_is_refused_saying_it_is_out_of_scope(plugins: dict[str, object]) -> None:
-    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-           "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}]}
-    with pytest.raises(ConfigError, match=r'Invalid value: "DynamicResources": dynamic resource allocation \(DRA\) is out of scope'):
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}],
+    }
+    with pytest.raises(
+        ConfigError, match=r'Invalid value: "DynamicResources": dynamic resource allocation \(DRA\) is out of scope'
+    ):
         parse_config(doc, "dra.yaml")

@@ -7,8 +7,8 @@ import pytest
 
 from scheduler.framework.types import Code, CycleState
 from scheduler.plugins.nodevolumelimits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, NodeVolumeLimits
-from tests.builders import make_node
 from tests.plugins.volumes.helpers import StorageHandle, csinode, pod_with, pv, pvc, sc
+from tests.support.builders import make_node
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"

@@ -18,8 +18,8 @@ from scheduler.plugins.volumebinding import (
     UNBOUND_IMMEDIATE,
     VolumeBinding,
 )
-from tests.builders import make_node, make_pod
 from tests.plugins.volumes.helpers import StorageHandle, pod_with, pv, pvc, sc
+from tests.support.builders import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
 IMMEDIATE, WAIT, PROVISION = "immediate-sc", "wait-sc", "provision-sc"
@@ -37,24 +37,59 @@ def plugin_for(docs: list[dict[str, Any]], pods: list[Any] = ()) -> tuple[Volume
     ("claims", "docs", "pre_filter", "per_node"),
     [
         ([], [], (Code.SKIP, ""), None),
-        (["pvc-a"], [pvc("pvc-a", IMMEDIATE, volume="pv-a", bound=True), pv("pv-a", IMMEDIATE, claim="pvc-a", phase="Bound")],
-         (Code.SUCCESS, ""), {"node-a": (Code.SUCCESS, ""), "node-b": (Code.SUCCESS, "")}),
-        (["pvc-a"], [pvc("pvc-a", IMMEDIATE, volume="pv-a", bound=True), pv("pv-a", IMMEDIATE, zone="zone-b", claim="pvc-a", phase="Bound")],
-         (Code.SUCCESS, ""), {"node-a": (UNRESOLVABLE, ERR_REASON_NODE_CONFLICT), "node-b": (Code.SUCCESS, "")}),
+        (
+            ["pvc-a"],
+            [pvc("pvc-a", IMMEDIATE, volume="pv-a", bound=True), pv("pv-a", IMMEDIATE, claim="pvc-a", phase="Bound")],
+            (Code.SUCCESS, ""),
+            {"node-a": (Code.SUCCESS, ""), "node-b": (Code.SUCCESS, "")},
+        ),
+        (
+            ["pvc-a"],
+            [
+                pvc("pvc-a", IMMEDIATE, volume="pv-a", bound=True),
+                pv("pv-a", IMMEDIATE, zone="zone-b", claim="pvc-a", phase="Bound"),
+            ],
+            (Code.SUCCESS, ""),
+            {"node-a": (UNRESOLVABLE, ERR_REASON_NODE_CONFLICT), "node-b": (Code.SUCCESS, "")},
+        ),
         (["pvc-a"], [pvc("pvc-a", IMMEDIATE)], (UNRESOLVABLE, UNBOUND_IMMEDIATE), None),
-        (["pvc-a"], [pvc("pvc-a", WAIT), pv("pv-b", WAIT, zone="zone-b")],
-         (Code.SUCCESS, ""), {"node-a": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT), "node-b": (Code.SUCCESS, "")}),
-        (["pvc-a"], [pvc("pvc-a", WAIT)], (Code.SUCCESS, ""),
-         {"node-a": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT), "node-b": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT)}),
-        (["pvc-a"], [pvc("pvc-a", WAIT, volume="pv-gone", bound=True)], (Code.SUCCESS, ""),
-         {"node-a": (UNRESOLVABLE, ERR_REASON_PV_NOT_EXIST), "node-b": (UNRESOLVABLE, ERR_REASON_PV_NOT_EXIST)}),
-        (["pvc-a"], [pvc("pvc-a", PROVISION)], (Code.SUCCESS, ""),
-         {"node-a": (Code.SUCCESS, ""), "node-b": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT)}),
-        (["pvc-a"], [pvc("pvc-a", WAIT, annotations={ANN_SELECTED_NODE: "node-b"})], (Code.SUCCESS, ""),
-         {"node-a": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT), "node-b": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT)}),
+        (
+            ["pvc-a"],
+            [pvc("pvc-a", WAIT), pv("pv-b", WAIT, zone="zone-b")],
+            (Code.SUCCESS, ""),
+            {"node-a": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT), "node-b": (Code.SUCCESS, "")},
+        ),
+        (
+            ["pvc-a"],
+            [pvc("pvc-a", WAIT)],
+            (Code.SUCCESS, ""),
+            {"node-a": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT), "node-b": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT)},
+        ),
+        (
+            ["pvc-a"],
+            [pvc("pvc-a", WAIT, volume="pv-gone", bound=True)],
+            (Code.SUCCESS, ""),
+            {"node-a": (UNRESOLVABLE, ERR_REASON_PV_NOT_EXIST), "node-b": (UNRESOLVABLE, ERR_REASON_PV_NOT_EXIST)},
+        ),
+        (
+            ["pvc-a"],
+            [pvc("pvc-a", PROVISION)],
+            (Code.SUCCESS, ""),
+            {"node-a": (Code.SUCCESS, ""), "node-b": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT)},
+        ),
+        (
+            ["pvc-a"],
+            [pvc("pvc-a", WAIT, annotations={ANN_SELECTED_NODE: "node-b"})],
+            (Code.SUCCESS, ""),
+            {"node-a": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT), "node-b": (UNRESOLVABLE, ERR_REASON_BIND_CONFLICT)},
+        ),
         (["pvc-a"], [], (UNRESOLVABLE, 'persistentvolumeclaim "pvc-a" not found'), None),
-        (["pvc-a"], [pvc("pvc-a", WAIT, volume="pv-a", phase="Lost")],
-         (UNRESOLVABLE, 'persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"'), None),
+        (
+            ["pvc-a"],
+            [pvc("pvc-a", WAIT, volume="pv-a", phase="Lost")],
+            (UNRESOLVABLE, 'persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"'),
+            None,
+        ),
         (["pvc-a"], [pvc("pvc-a", WAIT, volume="pv-a")], (UNRESOLVABLE, UNBOUND_IMMEDIATE), None),
     ],
     ids=[
@@ -72,8 +107,9 @@ def plugin_for(docs: list[dict[str, Any]], pods: list[Any] = ()) -> tuple[Volume
         "claim with volumeName but not bind-completed",
     ],
 )
-def test_volume_binding_filter(claims: list[str], docs: list[dict[str, Any]], pre_filter: tuple[Code, str],
-                               per_node: dict[str, tuple[Code, str]] | None) -> None:
+def test_volume_binding_filter(
+    claims: list[str], docs: list[dict[str, Any]], pre_filter: tuple[Code, str], per_node: dict[str, tuple[Code, str]] | None
+) -> None:
     plugin, handle = plugin_for(docs)
     pod = pod_with("p", *claims) if claims else make_pod("p")
     state = CycleState()
@@ -85,8 +121,12 @@ def test_volume_binding_filter(claims: list[str], docs: list[dict[str, Any]], pr
 
 
 def test_smallest_matching_pv_is_chosen_and_bound_at_pre_bind() -> None:
-    docs = [pvc("pvc-a", WAIT, size="5Gi"), pv("pv-big", WAIT, size="50Gi"), pv("pv-fit", WAIT, size="10Gi"),
-            pv("pv-small", WAIT, size="1Gi")]
+    docs = [
+        pvc("pvc-a", WAIT, size="5Gi"),
+        pv("pv-big", WAIT, size="50Gi"),
+        pv("pv-fit", WAIT, size="10Gi"),
+        pv("pv-small", WAIT, size="1Gi"),
+    ]
     plugin, handle = plugin_for(docs)
     pod = pod_with("p", "pvc-a").with_changes(node_name="node-a")
     state = CycleState()

@@ -15,8 +15,8 @@ from scheduler.plugins.volumerestrictions import (
     ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,
     VolumeRestrictions,
 )
-from tests.builders import make_node
 from tests.plugins.volumes.helpers import StorageHandle, pod_with, pvc
+from tests.support.builders import make_node
 
 GCE_A = {"name": "a", "gcePersistentDisk": {"pdName": "foo"}}
 GCE_B = {"name": "b", "gcePersistentDisk": {"pdName": "bar"}}
@@ -29,7 +29,10 @@ RBD_B = {"name": "b", "rbd": {"monitors": ["c", "d"], "pool": "foo", "image": "b
 RBD_C = {"name": "c", "rbd": {"monitors": ["b"], "pool": "foo", "image": "bar", "readOnly": True}}
 ISCSI_A = {"name": "a", "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2016-12.server:storage.target01", "lun": 0}}
 ISCSI_B = {"name": "b", "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2017-12.server:storage.target01", "lun": 0}}
-ISCSI_A_RO = {"name": "a", "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2016-12.server:storage.target01", "lun": 0, "readOnly": True}}
+ISCSI_A_RO = {
+    "name": "a",
+    "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2016-12.server:storage.target01", "lun": 0, "readOnly": True},
+}
 
 
 @pytest.mark.parametrize(
@@ -52,10 +55,21 @@ ISCSI_A_RO = {"name": "a", "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "i
         (ISCSI_A_RO, [[ISCSI_A_RO]], Code.SUCCESS),
     ],
     ids=[
-        "gce nothing", "gce one state", "gce two state", "gce both read-only", "gce one read-only",
-        "aws one state", "aws two state", "aws read-only still conflicts",
-        "rbd one state", "rbd two state", "rbd overlapping monitors", "rbd no monitor overlap",
-        "iscsi one state", "iscsi two state", "iscsi both read-only",
+        "gce nothing",
+        "gce one state",
+        "gce two state",
+        "gce both read-only",
+        "gce one read-only",
+        "aws one state",
+        "aws two state",
+        "aws read-only still conflicts",
+        "rbd one state",
+        "rbd two state",
+        "rbd overlapping monitors",
+        "rbd no monitor overlap",
+        "iscsi one state",
+        "iscsi two state",
+        "iscsi both read-only",
     ],
 )
 def test_disk_conflicts(volume: dict[str, Any], existing: list[list[dict[str, Any]]], want: Code) -> None:
@@ -73,9 +87,11 @@ def test_disk_conflicts(volume: dict[str, Any], existing: list[list[dict[str, An
         assert status.message == ERR_REASON_DISK_CONFLICT
 
 
-CLAIMS = [pvc("claim-with-rwop-1", modes=("ReadWriteOncePod",), volume="pv-1", bound=True),
-          pvc("claim-with-rwop-2", modes=("ReadWriteOncePod",), volume="pv-2", bound=True),
-          pvc("claim-rwo", modes=("ReadWriteOnce",), volume="pv-3", bound=True)]
+CLAIMS = [
+    pvc("claim-with-rwop-1", modes=("ReadWriteOncePod",), volume="pv-1", bound=True),
+    pvc("claim-with-rwop-2", modes=("ReadWriteOncePod",), volume="pv-2", bound=True),
+    pvc("claim-rwo", modes=("ReadWriteOnce",), volume="pv-3", bound=True),
+]
 
 
 @pytest.mark.parametrize(
@@ -84,13 +100,30 @@ CLAIMS = [pvc("claim-with-rwop-1", modes=("ReadWriteOncePod",), volume="pv-1", b
         (["claim-with-rwop-1"], [], (Code.SKIP, ""), None),
         (["claim-rwo"], [["claim-rwo"]], (Code.SKIP, ""), None),
         (["claim-with-rwop-1"], [["claim-with-rwop-2"]], (Code.SKIP, ""), None),
-        (["claim-with-rwop-1"], [["claim-with-rwop-1"]], (Code.SUCCESS, ""), (Code.UNSCHEDULABLE, ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)),
-        (["claim-not-found"], [], (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'persistentvolumeclaim "claim-not-found" not found'), None),
+        (
+            ["claim-with-rwop-1"],
+            [["claim-with-rwop-1"]],
+            (Code.SUCCESS, ""),
+            (Code.UNSCHEDULABLE, ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT),
+        ),
+        (
+            ["claim-not-found"],
+            [],
+            (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'persistentvolumeclaim "claim-not-found" not found'),
+            None,
+        ),
     ],
-    ids=["nothing running", "ReadWriteOnce claim in use", "other ReadWriteOncePod claim in use",
-         "ReadWriteOncePod claim in use", "claim not found"],
+    ids=[
+        "nothing running",
+        "ReadWriteOnce claim in use",
+        "other ReadWriteOncePod claim in use",
+        "ReadWriteOncePod claim in use",
+        "claim not found",
+    ],
 )
-def test_access_mode_conflicts(claims: list[str], existing: list[list[str]], pre_filter: tuple[Code, str], filter_: tuple[Code, str] | None) -> None:
+def test_access_mode_conflicts(
+    claims: list[str], existing: list[list[str]], pre_filter: tuple[Code, str], filter_: tuple[Code, str] | None
+) -> None:
     node = make_node("node-1")
     running = [pod_with(f"running-{i}", *c, node_name="node-1") for i, c in enumerate(existing)]
     handle = StorageHandle([node], running, CLAIMS)

@@ -7,8 +7,8 @@ import pytest
 
 from scheduler.framework.types import Code, CycleState
 from scheduler.plugins.volumezone import ERR_REASON_CONFLICT, VolumeZone
-from tests.builders import make_node, make_pod
 from tests.plugins.volumes.helpers import StorageHandle, pod_with, pv, pvc, sc
+from tests.support.builders import make_node, make_pod
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
@@ -60,23 +60,53 @@ UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         ("PVC_Multi", {ZONE: "us-west1-a"}, (Code.SUCCESS, ""), (Code.SUCCESS, "")),
         ("PVC_Multi", {ZONE: "us-west1-b"}, (Code.SUCCESS, ""), (UNRESOLVABLE, ERR_REASON_CONFLICT)),
         ("PVC_WaitSC", {BETA_ZONE: "us-west1-a"}, (Code.SKIP, ""), (Code.SUCCESS, "")),
-        ("PVC_EmptySC", {BETA_ZONE: "us-west1-a"}, (UNRESOLVABLE, "PersistentVolumeClaim had no pv name and storageClass name"),
-         (UNRESOLVABLE, "PersistentVolumeClaim had no pv name and storageClass name")),
-        ("PVC_NoSC", {BETA_ZONE: "us-west1-a"}, (UNRESOLVABLE, 'storageclass.storage.k8s.io "Class_0" not found'),
-         (UNRESOLVABLE, 'storageclass.storage.k8s.io "Class_0" not found')),
-        ("PVC_ImmediateSC", {BETA_ZONE: "us-west1-a"}, (UNRESOLVABLE, "PersistentVolume had no name"),
-         (UNRESOLVABLE, "PersistentVolume had no name")),
-        ("PVC_4", {BETA_ZONE: "us-west1-a"}, (UNRESOLVABLE, 'persistentvolume "Vol_not_exist" not found'),
-         (UNRESOLVABLE, 'persistentvolume "Vol_not_exist" not found')),
+        (
+            "PVC_EmptySC",
+            {BETA_ZONE: "us-west1-a"},
+            (UNRESOLVABLE, "PersistentVolumeClaim had no pv name and storageClass name"),
+            (UNRESOLVABLE, "PersistentVolumeClaim had no pv name and storageClass name"),
+        ),
+        (
+            "PVC_NoSC",
+            {BETA_ZONE: "us-west1-a"},
+            (UNRESOLVABLE, 'storageclass.storage.k8s.io "Class_0" not found'),
+            (UNRESOLVABLE, 'storageclass.storage.k8s.io "Class_0" not found'),
+        ),
+        (
+            "PVC_ImmediateSC",
+            {BETA_ZONE: "us-west1-a"},
+            (UNRESOLVABLE, "PersistentVolume had no name"),
+            (UNRESOLVABLE, "PersistentVolume had no name"),
+        ),
+        (
+            "PVC_4",
+            {BETA_ZONE: "us-west1-a"},
+            (UNRESOLVABLE, 'persistentvolume "Vol_not_exist" not found'),
+            (UNRESOLVABLE, 'persistentvolume "Vol_not_exist" not found'),
+        ),
     ],
     ids=[
-        "pod without volume", "node without labels", "beta zone label matched", "beta region label matched",
-        "beta region label doesn't match", "beta zone label doesn't match", "zone label matched", "region label matched",
-        "region label doesn't match", "zone label doesn't match", "pv with zone and region, node with only zone",
-        "pv with zone,node with beta zone", "pv with beta label,node with ga label, matched",
-        "pv with beta label,node with ga label, don't match", "multi zone matched", "multi zone doesn't match",
-        "unbound volume wait storage class", "unbound volume empty storage class", "unbound volume no storage class",
-        "unbound volume immediate binding mode", "pv not found",
+        "pod without volume",
+        "node without labels",
+        "beta zone label matched",
+        "beta region label matched",
+        "beta region label doesn't match",
+        "beta zone label doesn't match",
+        "zone label matched",
+        "region label matched",
+        "region label doesn't match",
+        "zone label doesn't match",
+        "pv with zone and region, node with only zone",
+        "pv with zone,node with beta zone",
+        "pv with beta label,node with ga label, matched",
+        "pv with beta label,node with ga label, don't match",
+        "multi zone matched",
+        "multi zone doesn't match",
+        "unbound volume wait storage class",
+        "unbound volume empty storage class",
+        "unbound volume no storage class",
+        "unbound volume immediate binding mode",
+        "pv not found",
     ],
 )
 def test_volume_zone(claim: str | None, labels: dict[str, str], pre_filter: tuple[Code, str], filter_: tuple[Code, str]) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from schedconsole.cluster.models import ClusterObject
+from schedconsole.engine import operations as ops
 from schedconsole.engine.bridge import BadInput, live_documents, load_objects
 from schedconsole.engine.client import EngineCallError, call
 from schedconsole.engine.store import save_documents
@@ -33,8 +35,9 @@ class Command(BaseCommand):
             load_objects(docs, "live cluster")  # refuse the whole import if any object is unreadable
         except BadInput as exc:
             raise CommandError(exc.message) from exc
+        result: Mapping[str, object]
         try:
-            result = call("create", {"documents": docs, "source": "live cluster"})
+            result = call(ops.Create(documents=docs, source="live cluster"))
             where = "the running engine"
         except EngineCallError as exc:
             if exc.status != 503:

@@ -1,0 +1,1 @@
+"""PostgreSQL with a bounded number of connections per process (see `base`)."""

@@ -1,0 +1,1 @@
+"""Bounded, fast reading of YAML and JSON documents."""

@@ -1,0 +1,84 @@
+"""Each attempt's result is written on its pod in the simulated cluster, with kube-scheduler-simulator's
+annotation keys and value shapes, kept across a restart, and the write is not a change that makes a
+pending pod's next attempt look different."""
+
+from __future__ import annotations
+
+import json
+
+from schedconsole.cluster.models import ClusterObject
+from schedconsole.engine.bridge.annotations import result_patch
+from scheduler.api.meta import ObjectMeta
+from scheduler.api.objects import parse_pod
+from scheduler.cluster.events import WatchEvent
+from scheduler.eventhandlers import results_only
+from tests.console.conftest import pod, settle
+from tests.support.builders import pod_doc
+from tests.support.waits import wait_for
+
+KEY = "kube-scheduler-simulator.sigs.k8s.io/"
+
+
+def _annotations(api, name: str) -> dict[str, str]:
+    return api.get(f"/api/pods/default/{name}/").json()["manifest"]["metadata"].get("annotations", {})
+
+
+def test_a_placed_pod_carries_why_it_went_where(engine, api) -> None:
+    api.post("/api/pods/", pod("placed", cpu="500m"), format="json")
+    node = wait_for(lambda: api.get("/api/pods/default/placed/").json()["node"])
+    settle(engine)
+    notes = _annotations(api, "placed")
+    assert notes[KEY + "selected-node"] == node
+    filters = json.loads(notes[KEY + "filter-result"])
+    assert set(filters) == {"node-a", "node-b", "node-c"}  # every node passed every filter
+    assert filters[node]["NodeResourcesFit"] == "passed" and set(filters[node].values()) == {"passed"}
+    scores, final = json.loads(notes[KEY + "score-result"]), json.loads(notes[KEY + "finalscore-result"])
+    assert set(scores) == set(final) == {"node-a", "node-b", "node-c"}
+    # finalscore-result is the normalized score times the plugin's weight (TaintToleration: 3).
+    taint = {n: (int(scores[n]["TaintToleration"]), int(final[n]["TaintToleration"])) for n in scores}
+    assert all(f == 3 * s for s, f in taint.values()) and any(s for s, _ in taint.values()), taint
+    stored = ClusterObject.objects.get(kind="Pod", name="placed", deleted=False)
+    assert stored.node_name == node  # the annotation write did not undo the binding's row
+    assert stored.document["metadata"]["annotations"][KEY + "selected-node"] == node
+
+
+def test_a_pod_that_fits_nowhere_says_which_filter_stopped_it_on_each_node(engine, api) -> None:
+    api.post("/api/pods/", pod("huge", cpu="64"), format="json")
+    wait_for(lambda: KEY + "filter-result" in _annotations(api, "huge"))
+    settle(engine)
+    notes = _annotations(api, "huge")
+    assert KEY + "selected-node" not in notes
+    filters = json.loads(notes[KEY + "filter-result"])
+    assert filters["node-a"]["NodeResourcesFit"] == "Insufficient cpu"
+    assert filters["node-a"]["NodeUnschedulable"] == "passed"  # plugins before the failing one passed
+    assert "PodTopologySpread" not in filters["node-a"]  # plugins after it did not run
+    assert json.loads(notes[KEY + "score-result"]) == {}
+    # The write did not count as a change that retries the pod at once: one attempt, not a loop.
+    settle(engine)
+    assert api.get("/api/pods/default/huge/attempts/").json()["count"] == 1
+
+
+def test_writing_results_is_not_a_change_a_retry_depends_on() -> None:
+    base = _pod_object({"team": "a"})
+    results = base.with_changes(meta=_meta(base, {"team": "a", KEY + "selected-node": "n1"}))
+    assert results_only(WatchEvent("Pod", "MODIFIED", base, results))
+    other = base.with_changes(meta=_meta(base, {"team": "b"}))
+    assert not results_only(WatchEvent("Pod", "MODIFIED", base, other))  # plugins may read other annotations
+    moved = results.with_changes(node_name="n1")
+    assert not results_only(WatchEvent("Pod", "MODIFIED", base, moved))
+
+
+def test_a_result_too_big_for_the_pod_is_not_written_and_a_stale_selected_node_goes() -> None:
+    existing = {"team": "a", KEY + "selected-node": "n1"}
+    results = {KEY + "filter-result": "{}"}
+    assert result_patch(existing, results) == {**results, KEY + "selected-node": None}
+    assert result_patch({"big": "x" * 262_144}, results) == {}  # beyond kube-apiserver's 256 KiB
+
+
+def _pod_object(annotations: dict[str, str]):
+    return parse_pod(pod_doc("p", "default", "100m", "64Mi", annotations=annotations))
+
+
+def _meta(pod, annotations: dict[str, str]) -> ObjectMeta:
+    fields = {f: getattr(pod.meta, f) for f in pod.meta.__slots__}
+    return ObjectMeta(**{**fields, "annotations": annotations})
