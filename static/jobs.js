@@ -26,7 +26,9 @@ function render(holder, job) {
   bar.setAttribute("aria-valuenow", String(job.percent));
   let text = job.state + (job.phase ? ` · ${job.phase}` : "") + (job.total ? ` · ${job.done} of ${job.total}` : "");
   if (job.state === "failed" && job.error) text += ` · ${job.error.split("\n")[0]}`;
-  holder.querySelector(".job-text").textContent = text;
+  const line = holder.querySelector(".job-text");
+  line.textContent = text;
+  line.classList.toggle("short", job.state === "done" && !job.complete);
 }
 
 async function follow(holder) {

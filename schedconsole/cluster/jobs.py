@@ -49,7 +49,7 @@ def job_json(job: Job) -> dict[str, Any]:
     """A job as the API and the pages show it."""
     percent = round(100 * job.done / job.total, 1) if job.total else (100.0 if job.state == "done" else 0.0)
     result = job.result or {}
-    complete = job.state == "done" and not (job.kind == "bench" and int(result.get("scheduled", 0)) < int(result.get("pods", 0)))
+    complete = job.state == "done" and not (job.kind == "bench" and bench_left(result) > 0)
     return {
         "id": job.pk,
         "kind": job.kind,
@@ -66,6 +66,23 @@ def job_json(job: Job) -> dict[str, Any]:
         "created": job.created.isoformat().replace("+00:00", "Z"),
         "updated": job.updated.isoformat().replace("+00:00", "Z"),
     }
+
+
+def bench_left(result: dict[str, Any]) -> int:
+    """Measured pods a benchmark left pending beyond those its workload means never to bind
+    (Gang's too-big gangs and a last gang cut short: `meant_pending`)."""
+    meant = int(result.get("meant_pending", 0))
+    return max(0, int(result.get("pods", 0)) - meant - int(result.get("scheduled", 0)))
+
+
+def bench_phase(result: dict[str, Any]) -> str:
+    """A finished benchmark's last phase: all bound, or how many were not and how the run ended."""
+    left, meant = bench_left(result), int(result.get("meant_pending", 0))
+    if left:
+        return f"ended {result.get('stop', '')}: {left} measured pod{'s' if left != 1 else ''} not bound"
+    if meant:
+        return f"all measured pods bound but the {meant} the workload means never to bind"
+    return "all measured pods bound"
 
 
 class _Runners:
@@ -133,12 +150,10 @@ def run(job_id: int, text: str = "") -> None:
             # stopped with pods left says so.
             result = answer["ok"]
             bound, measured = int(result.get("scheduled", 0)), int(result.get("pods", 0))
-            phase = (
-                "all measured pods bound"
-                if bound >= measured
-                else f"ended {result.get('stop', '')}: {measured - bound} measured pod{'s' if measured - bound != 1 else ''} not bound"
+            meant = int(result.get("meant_pending", 0))
+            Job.objects.filter(pk=job_id).update(
+                state="done", result=result, phase=bench_phase(result), done=bound, total=measured - meant
             )
-            Job.objects.filter(pk=job_id).update(state="done", result=result, phase=phase, done=bound, total=measured)
         else:
             Job.objects.filter(pk=job_id).update(state="done", result=answer["ok"], done=job_total(job_id))
     except Exception as exc:  # the page must show why, not spin forever
@@ -191,16 +206,25 @@ def _bench(job: Job) -> dict[str, Any]:
     params = job.params
     progress = Progress(job.pk)
     command = [sys.executable, "-m", "scheduler", "bench", "--progress", str(PROGRESS_EVERY), "--cpu-time"]
-    scratch = None
+    scratches: list[Path] = []
     if params["workload"] == "cluster-copy":
         # A scratch copy: the simulated cluster's stored objects, every pending pod scheduled on the copy.
         from schedconsole.engine.store import load_documents
+        from schedconsole.profiles.models import ProfileVersion
 
         progress("copying the cluster", 0, 0, force=True)
         scratch = tempfile.NamedTemporaryFile("w", suffix=".json", prefix="bench-copy-", delete=False)
         with scratch:
             json.dump({"apiVersion": "v1", "kind": "List", "items": load_documents()}, scratch)
         command += ["--cluster", scratch.name]
+        scratches.append(Path(scratch.name))
+        active = ProfileVersion.objects.filter(active=True).first()
+        if active is not None:  # the console's profiles, not the default one alone
+            config = tempfile.NamedTemporaryFile("w", suffix=".json", prefix="bench-config-", delete=False)
+            with config:
+                json.dump(active.document, config)
+            command += ["--config", config.name]
+            scratches.append(Path(config.name))
     else:
         command += ["--workload", params["workload"]]
         for key, flag in (("nodes", "--nodes"), ("initPods", "--init-pods"), ("pods", "--pods")):
@@ -210,8 +234,8 @@ def _bench(job: Job) -> dict[str, Any]:
     try:
         return _follow(command, progress)
     finally:
-        if scratch is not None:
-            Path(scratch.name).unlink(missing_ok=True)
+        for path in scratches:
+            path.unlink(missing_ok=True)
 
 
 def _follow(command: list[str], progress: Progress) -> dict[str, Any]:
@@ -223,7 +247,8 @@ def _follow(command: list[str], progress: Progress) -> dict[str, Any]:
     for line in proc.stderr:
         if line.startswith("progress "):
             step = json.loads(line[len("progress ") :])
-            phase = {"initial": "initial pods", "measured": "measured pods taken", "done": "all measured pods taken"}.get(
+            # `scheduled` counts measured pods bound, not pods taken from the queue.
+            phase = {"initial": "initial pods", "measured": "measured pods bound", "done": "run ended"}.get(
                 step["phase"], step["phase"]
             )
             progress(phase, int(step["scheduled"]), int(step["of"]), force=step["phase"] != "measured")

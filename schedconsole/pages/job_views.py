@@ -14,6 +14,8 @@ BENCH_FIGURES = (
     ("seconds", "seconds (first pod taken to last measured pod bound)"),
     ("scheduled", "measured pods bound"),
     ("pods", "measured pods"),
+    ("meant_pending", "measured pods the workload means never to bind"),
+    ("other_schedulers", "pending pods of schedulers no profile runs (left out)"),
     ("nodes", "nodes"),
     ("pods_per_cpu_second", "pods per CPU-second"),
     ("cpu_seconds", "CPU seconds"),

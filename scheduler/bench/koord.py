@@ -49,11 +49,16 @@ def node_metric(name: str, cpu_milli: int, memory: int) -> dict[str, Any]:
     }
 
 
+def load_aware_node_usage(index: int) -> tuple[int, int]:
+    """The LoadAware workload's NodeMetric usage of node `index`: CPU in millicores, memory in bytes."""
+    return (index % 10) * 200, (index % 7) * 1600 * 1024 * 1024
+
+
 def load_aware(nodes: int, init_pods: int, pods: int) -> Workload:
     """LoadAware: SchedulingBasic with a NodeMetric per node (0-45% cpu, 0-30% memory used)."""
 
     node_list = [make_node(i) for i in range(nodes)]
-    metrics = [node_metric(n.name, (i % 10) * 200, (i % 7) * 1600 * 1024 * 1024) for i, n in enumerate(node_list)]
+    metrics = [node_metric(n.name, *load_aware_node_usage(i)) for i, n in enumerate(node_list)]
     # As Koordinator's sample configuration: Filter, Score and Reserve (multiPoint), weight 1.
     config = _config({"multiPoint": {"enabled": [{"name": "LoadAwareScheduling", "weight": 1}]}})
     return Workload(

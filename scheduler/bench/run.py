@@ -16,14 +16,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from scheduler.api.loader import ClusterObjects, load_cluster
+from scheduler.bench import shapes
 from scheduler.bench.koord import load_aware, numa, reservation
 from scheduler.bench.openb import TraceError
 from scheduler.bench.remote import run_remote
 from scheduler.bench.workloads import (
-    HIGH_CPU,
-    LOW_CPU,
-    NODE_CPU,
-    POD_CPU,
     START,
     Workload,
     check_gangs,
@@ -67,36 +64,17 @@ WORKLOADS: dict[str, tuple[Callable[[int, int, int], Workload], tuple[int, int, 
 
 
 def shape_error(workload: str, nodes: int | None, init_pods: int | None, pods: int | None) -> str | None:
-    """Why a generated workload of this shape cannot fit its nodes by CPU requests alone (unset
-    sizes take the workload's defaults), or None. Gang's too-big gangs are meant not to fit and
-    are not counted; LoadAware's thresholds may refuse pods that fit by requests."""
+    """Why a generated workload of this shape cannot bind its pods (`scheduler.bench.shapes`;
+    unset sizes take the workload's defaults), or None."""
     if workload not in WORKLOADS:
         return None
     default = WORKLOADS[workload][1]
-    n, init, measured = (
-        (default[0] if nodes is None else nodes),
-        (default[1] if init_pods is None else init_pods),
-        (default[2] if pods is None else pods),
+    return shapes.shape_error(
+        workload,
+        default[0] if nodes is None else nodes,
+        default[1] if init_pods is None else init_pods,
+        default[2] if pods is None else pods,
     )
-    node_milli = int(NODE_CPU) * 1000
-    if workload in ("PreemptionAsync", "PreemptionHeavy"):
-        low = int(LOW_CPU.removesuffix("m"))
-        per_node = node_milli // low
-        if init > n * per_node:
-            return f"initPods: {n} nodes hold at most {n * per_node} of its {LOW_CPU} CPU initial pods; {init} asked"
-        pod_milli = int(HIGH_CPU.removesuffix("m")) if workload == "PreemptionHeavy" else 100
-        if workload == "PreemptionAsync" and measured * pod_milli > n * node_milli - init * low:
-            free = n * node_milli - init * low
-            return f"pods: {measured} measured pods of 100m CPU need {measured * pod_milli}m; {n} nodes have {free}m free after {init} initial pods of {LOW_CPU}"
-        return None
-    per_node = node_milli // 100
-    if init + measured > n * per_node:
-        least = -(-(init + measured) // per_node)
-        return (
-            f"pods: {n} nodes of {NODE_CPU} CPU hold at most {n * per_node} pods of {POD_CPU}; {init} initial + {measured} measured "
-            f"asked: use at least {least} nodes, or fewer pods"
-        )
-    return None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -279,6 +257,12 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Build the workload, schedule the initial pods, then measure the rest."""
     name, work = _workload(args)
     config = load_config(args.config) if args.config else (work.config or default_config())
+    others = 0
+    if name == "cluster":
+        # Pending pods whose schedulerName no profile runs are not this run's to bind.
+        ours = [p for p in work.measured if config.profile(p.scheduler_name) is not None]
+        others = len(work.measured) - len(ours)
+        work.measured = ours
     if getattr(args, "backend", "simulated") == "kubernetes":
         return run_remote(args, name, work, config, out, err)
     clock = VirtualClock(START)
@@ -352,6 +336,8 @@ def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = _result(name, work, tally, sched.first_pop_at, end.reason)
     if work.verify is not None:
         result.update(work.verify(cluster))
+    if others:
+        result["other_schedulers"] = others
     if args.cpu_time:
         result["cpu_seconds"] = round(cpu, 4)
         result["pods_per_cpu_second"] = round(tally.measured / cpu, 1) if cpu > 0 else 0.0

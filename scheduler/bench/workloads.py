@@ -86,13 +86,17 @@ def scheduling_basic(nodes: int, init_pods: int, pods: int) -> Workload:
     )
 
 
+ZONES = ("zone-a", "zone-b", "zone-c")
+SPREAD_MAX_SKEW = 5
+
+
 def topology_spreading(nodes: int, init_pods: int, pods: int) -> Workload:
     """TopologySpreading: nodes across 3 zones; measured pods spread over zones (maxSkew 5)."""
-    zones = ("zone-a", "zone-b", "zone-c")
+    zones = ZONES
     spread = {
         "topologySpreadConstraints": [
             {
-                "maxSkew": 5,
+                "maxSkew": SPREAD_MAX_SKEW,
                 "topologyKey": "topology.kubernetes.io/zone",
                 "whenUnsatisfiable": "DoNotSchedule",
                 "labelSelector": {"matchLabels": {"color": "blue"}},
@@ -197,9 +201,6 @@ def preemption_heavy(nodes: int, init_pods: int, pods: int) -> Workload:
     )
 
 
-ZONES = ("zone-a", "zone-b", "zone-c")
-
-
 def scheduling_pods_with_pvs(nodes: int, init_pods: int, pods: int) -> Workload:
     """SchedulingPodsWithPVs: nodes in 3 zones; each measured pod has its own WaitForFirstConsumer
     claim, and one available PV per claim is pinned to a zone (scheduler_perf's PV workloads, with
@@ -272,13 +273,18 @@ def _plugin_config(*plugins: str) -> Any:
 
 def gang(nodes: int, init_pods: int, pods: int) -> Workload:
     """Gang: measured pods in Strict gangs of 8 and 64 members (alternating, 30s waiting time);
-    the members of every 10th gang ask for 5 CPU, more than any node has, so it must bind nothing."""
+    the members of every 10th gang ask for 5 CPU, more than any node has, so it must bind nothing,
+    nor must a last gang cut short by the pod count; the result's `meant_pending` counts both."""
     measured: list[Pod] = []
+    meant_pending = 0  # members of the too-big gangs and of a last gang cut short
     g = 0
     while len(measured) < pods:
         size = GANG_SIZES[g % 2]
         cpu = "5" if g % GANG_TOO_BIG_EVERY == GANG_TOO_BIG_EVERY - 1 else POD_CPU
-        for _ in range(min(size, pods - len(measured))):
+        members = min(size, pods - len(measured))
+        if cpu != POD_CPU or members < size:
+            meant_pending += members
+        for _ in range(members):
             member = make_pod("pod", len(measured), cpu=cpu)
             annotations = {
                 "gang.scheduling.koordinator.sh/name": f"gang-{g}",
@@ -290,7 +296,13 @@ def gang(nodes: int, init_pods: int, pods: int) -> Workload:
             measured.append(member)
         g += 1
     init = [make_pod("init", i) for i in range(init_pods)]
-    return Workload([make_node(i) for i in range(nodes)], init, measured, config=_plugin_config("Coscheduling"))
+    return Workload(
+        [make_node(i) for i in range(nodes)],
+        init,
+        measured,
+        config=_plugin_config("Coscheduling"),
+        verify=lambda cluster: {"meant_pending": meant_pending},
+    )
 
 
 def check_gangs(cluster: Any) -> None:

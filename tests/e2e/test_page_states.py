@@ -1,5 +1,6 @@
 """Page states in headless Chromium, at 1440 px and at 390 px (a phone): a pod of another
 scheduler, advice its own check refutes, a refused profile Apply, a benchmark shape that cannot fit,
+a benchmark that ended no-progress,
 the live page's drawer, outcome filter and stored rows, the overview's scales, the audit page, a pod that
 came bound, the gangs' match policy, editing and resetting the simulated cluster, and
 no horizontal scroll on a phone."""
@@ -189,6 +190,53 @@ def test_the_benchmark_form_refuses_a_shape_that_cannot_fit(console: ConsoleProc
     expect(page.locator("#job-error")).to_contain_text("2 nodes of 4 CPU hold at most 80 pods")
     expect(page.locator("#job-error")).to_contain_text("use at least 25 nodes")
     _no_sideways_scroll(page)
+    # Fits by CPU requests (400 pods), not under LoadAware's thresholds: the run bound 197 of 400.
+    page.select_option("#bench-form select[name=workload]", "LoadAware")
+    page.fill("#bench-form input[name=nodes]", "10")
+    page.fill("#bench-form input[name=pods]", "400")
+    page.click("#bench-form button[type=submit]")
+    expect(page.locator("#job-error")).to_contain_text("10 nodes hold at most 197 pods under LoadAwareScheduling")
+    expect(page.locator("#job-error")).to_contain_text("use at least 21 nodes")
+    assert re.search(r"/jobs/$", page.url)  # nothing started
+    _no_sideways_scroll(page)
+
+
+AMBER = "rgb(161, 92, 7)"  # --warn
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_benchmark_that_ended_no_progress_says_so_in_amber(console: ConsoleProcess, pages: dict[str, Any], width: str) -> None:
+    # It read "done · all measured pods taken · 10000 of 10000" beside "measured pods bound 3000".
+    from playwright.sync_api import expect
+
+    page = pages[width]
+    page.goto(console.url + "/jobs/")
+    page.select_option("#bench-form select[name=workload]", "cluster-copy")  # the demo's copy: big-17 fits no node
+    page.click("#bench-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/jobs/\d+/$"))
+    job_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
+    expect(page.locator("#incomplete")).to_be_visible(timeout=120_000)  # the page reloads when the job ends
+    job = _api(console, "GET", f"/api/jobs/{job_id}/")
+    result = job["result"]
+    left = result["pods"] - result["scheduled"]
+    assert result["stop"] == "no-progress" and job["complete"] is False and left > 0
+    line = f"done · ended no-progress: {left} measured pod{'s' if left != 1 else ''} not bound · {result['scheduled']} of {result['pods']}"
+    expect(page.locator("#job-status .job-text")).to_have_text(line)
+    expect(page.locator("#incomplete")).to_contain_text(f"with {result['scheduled']} of {result['pods']} measured pods bound")
+    assert page.locator("#incomplete").evaluate("e => getComputedStyle(e).borderLeftColor") == AMBER
+    assert page.locator("#job-status .fill").evaluate("e => getComputedStyle(e).backgroundColor") == AMBER
+    assert page.locator("#job-status .job-text").evaluate("e => getComputedStyle(e).color") == AMBER  # an empty bar shows none
+    bound_row = page.locator("table.figures tr", has=page.locator("th", has_text=re.compile("^measured pods bound$")))
+    expect(bound_row.locator("td")).to_have_text(str(result["scheduled"]))
+    assert "pods taken" not in page.inner_text("main") and "all measured pods" not in page.inner_text("main")
+    _no_sideways_scroll(page)
+    page.goto(console.url + "/jobs/")
+    row = page.locator("#jobs tr", has=page.locator(f'a[href="/jobs/{job_id}/"]'))
+    expect(row.locator(".job-text")).to_have_text(line)
+    assert row.locator(".fill").evaluate("e => getComputedStyle(e).backgroundColor") == AMBER
+    assert row.locator(".job-text").evaluate("e => getComputedStyle(e).color") == AMBER
+    _no_sideways_scroll(page)
+    shoot(page, f"jobs-no-progress-{width}")
 
 
 @pytest.mark.parametrize("width", WIDTHS)

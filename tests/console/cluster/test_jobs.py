@@ -85,9 +85,12 @@ def test_a_benchmark_runs_on_a_generated_cluster_with_progress_and_figures(engin
 
 def test_a_benchmark_on_a_scratch_copy_schedules_the_copy_not_the_cluster(engine, api, operator) -> None:
     api.post("/api/pods/", pod("waits-here", cpu="64"), format="json")
+    api.post("/api/pods/", pod("theirs", schedulerName="volcano"), format="json")
     job = _finished(api, api.post("/api/bench/", {"workload": "cluster-copy"}, format="json").json()["id"], timeout=120)
     assert job["state"] == "done", job["error"]
     assert job["result"]["workload"] == "cluster" and job["result"]["nodes"] == 3
+    # The volcano pod is no profile's: left out, not counted as a pod the run failed to bind.
+    assert job["result"]["other_schedulers"] == 1 and job["result"]["pods"] == 1
     assert api.get("/api/pods/default/waits-here/").json()["node"] is None
     assert Job.objects.get(pk=job["id"]).params == {"workload": "cluster-copy"}
     json.dumps(job)
@@ -99,6 +102,17 @@ def test_a_benchmark_on_a_scratch_copy_schedules_the_copy_not_the_cluster(engine
     html = client.get(f"/jobs/{job['id']}/").content.decode()
     assert "Not every measured pod was bound" in html and 'class="fill short"' in html
     assert "Parameters: workload cluster-copy." in html and "{&#x27;" not in html
+
+
+def test_a_gang_benchmark_is_complete_when_only_the_gangs_meant_not_to_bind_are_left() -> None:
+    from schedconsole.cluster.jobs import bench_left, bench_phase
+
+    gang = {"pods": 200, "scheduled": 152, "meant_pending": 48, "stop": "no-progress"}
+    assert bench_left(gang) == 0
+    assert bench_phase(gang) == "all measured pods bound but the 48 the workload means never to bind"
+    short = {**gang, "scheduled": 150}
+    assert bench_left(short) == 2 and bench_phase(short) == "ended no-progress: 2 measured pods not bound"
+    assert bench_phase({"pods": 10, "scheduled": 10, "stop": "finished"}) == "all measured pods bound"
 
 
 def test_embedded_jobs_run_at_most_the_concurrency_at_once_in_order(monkeypatch, settings) -> None:
