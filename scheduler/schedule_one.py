@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
-import numpy.typing as npt
 
 from scheduler.api.objects import Pod
 from scheduler.apicalls import STEP_WAIT_SECONDS, ApiCalls
@@ -22,6 +21,7 @@ from scheduler.cluster.errors import APIError, NotFoundError, Retry
 from scheduler.framework.batch import OpportunisticBatch, other_nodes
 from scheduler.framework.feasible import FilterOutcome
 from scheduler.framework.nodeinfo import NodeInfo
+from scheduler.framework.nodestatus import NodeStatusReader
 from scheduler.framework.runtime import Framework, ScoreOutcome, absent_nodes_reason
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import (
@@ -61,81 +61,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(found, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-class NodeStatusReader:
-    """Each node's Filter status for PostFilter (`NodeToStatusReader`); nodes that passed get Success.
-
-    Reads the attempt's arrays directly: no per-node dict is built for thousands of failures.
-    """
-
-    __slots__ = ("_index", "_record", "_uniform")
-
-    def __init__(self, record: AttemptRecord) -> None:
-        self._record = record
-        self._index: dict[str, int] | None = None
-        pre = record.pre_filter_statuses
-        # A PreFilter rejection gives every node the same status.
-        self._uniform = next(iter(pre.values())) if pre else None
-
-    def _status(self, entry: Mapping[str, Any]) -> Status:
-        return Status(Code[_CODE_KEYS[entry["code"]]], tuple(entry["reasons"]), entry["plugin"])
-
-    def __call__(self, node_name: str) -> Status:
-        if self._uniform is not None:
-            return self._status(self._uniform)
-        fo = self._record.filter_outcome
-        if fo is None:
-            return Status()
-        if self._index is None:
-            names = self._record.names
-            self._index = {names[p]: i for i, p in enumerate(fo.failed_positions.tolist())}
-        i = self._index.get(node_name)
-        if i is None:
-            absent = self._record.absent_reason
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent,)) if absent else Status()
-        return Status(Code(int(fo.failed_codes[i])), fo.all_reasons()[i], fo.failed_plugins[i])
-
-    def rows_with_code(self, code: Code) -> npt.NDArray[np.int64]:
-        """The snapshot rows whose status has this code."""
-        if self._uniform is not None:
-            if self._uniform["code"] != code.label:
-                return np.zeros(0, dtype=np.int64)
-            return np.arange(len(self._record.names), dtype=np.int64)
-        fo = self._record.filter_outcome
-        if fo is None:
-            return np.zeros(0, dtype=np.int64)
-        rows: npt.NDArray[np.int64] = fo.failed_positions[fo.failed_codes == int(code)]
-        return rows
-
-    def names_with_code(self, code: Code) -> list[str]:
-        """The nodes whose status has this code (`NodesForStatusCode`, without absent nodes)."""
-        if self._uniform is not None:
-            return list(self._record.names) if self._uniform["code"] == code.label else []
-        fo = self._record.filter_outcome
-        if fo is None:
-            return []
-        names = self._record.names
-        return [names[p] for p in fo.failed_positions[fo.failed_codes == int(code)].tolist()]
-
-    def reasons(self) -> list[tuple[str, ...]]:
-        """Every failed node's reasons."""
-        fo = self._record.filter_outcome
-        return fo.all_reasons() if fo is not None else []
-
-    def reason_counts(self) -> dict[str, int]:
-        """How many failed nodes gave each reason (for the FailedScheduling histogram)."""
-        fo = self._record.filter_outcome
-        counts = fo.reason_counts() if fo is not None else {}
-        absent = self._record.absent_reason
-        if absent:
-            # `FitError.Error`: nodes absent from the status map count with the absent status.
-            failed = len(fo.failed_positions) if fo is not None else 0
-            left_out = self._record.num_all_nodes - failed
-            if left_out > 0:
-                counts = dict(counts)
-                counts[absent] = counts.get(absent, 0) + left_out
-        return counts
-
-
 @dataclass(slots=True, eq=False)
 class WaitingPodImpl:
     """A pod held at Permit until every waiting plugin allows it, one rejects it, or time runs out."""
@@ -166,17 +91,6 @@ class WaitingPodImpl:
     def pending_plugins(self) -> list[str]:
         """Plugins that have not allowed the pod yet."""
         return sorted(self.pending)
-
-
-_CODE_KEYS = {
-    "Success": "SUCCESS",
-    "Error": "ERROR",
-    "Unschedulable": "UNSCHEDULABLE",
-    "UnschedulableAndUnresolvable": "UNSCHEDULABLE_AND_UNRESOLVABLE",
-    "Wait": "WAIT",
-    "Skip": "SKIP",
-    "Pending": "PENDING",
-}
 
 
 class ScheduleOne(ApiCalls):
@@ -258,10 +172,32 @@ class ScheduleOne(ApiCalls):
                 self._handle_failure(fwk, state, qpi, status, rejectors, record, started)
             else:
                 self._assume_reserve_permit(fwk, state, qpi, node, record, started)
+        except Exception as exc:
+            self._cycle_failed(fwk, state, qpi, record, exc, started)
         finally:
             state.end_cycle()
         self._publish(record)
         return record
+
+    def _cycle_failed(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, record: AttemptRecord, exc: Exception, started: float
+    ) -> None:
+        """The cycle's own code raised (a plugin's exception is an Error status already): logged
+        with its traceback and counted (`scheduling cycle`), and the attempt ends as an Error
+        status does: FailedScheduling, PodScheduled=False, backoff. The loop goes on."""
+        self.metrics.background_error("scheduling cycle", exc)
+        pod = qpi.pod
+        if record.outcome in ("Scheduled", "Waiting"):
+            return  # past Permit: the binding cycle owns the pod
+        if record.node is not None and self.cache.is_assumed(pod.uid):
+            assumed = pod.with_changes(node_name=record.node)
+            self.contained("scheduling cycle", fwk.run_unreserve, state, assumed, record.node)
+            self.contained("scheduling cycle", self.cache.forget, assumed)
+        if self.queue.where(pod.uid) != "in-flight":
+            return  # the failure was handled before the exception
+        status = error(exc)
+        record.outcome, record.message, record.node = "Error", status.message, None
+        self.contained("scheduling cycle", self._requeue_after_assume, fwk, qpi, status, started)
 
     def _bound_meanwhile(self, pod: Pod) -> bool:
         """Whether the informer saw the pod bound (by another scheduler) or gone since it was
@@ -597,7 +533,7 @@ class ScheduleOne(ApiCalls):
 
                     self.run_api_task(again)
                 elif failure is not None:
-                    status = error(failure).with_plugin(DEFAULT_BINDER)  # as DefaultBinder reports it
+                    status = fwk.plugin_failed("Bind", DEFAULT_BINDER, error(failure))  # as RunBindPlugins wraps it
                     self.contained("binding", self._binding_failed, fwk, state, qpi, assumed, node, status, started, record)
                 else:
                     self.contained("binding", self._binding_succeeded, fwk, state, qpi, assumed, node, started, record)

@@ -148,7 +148,7 @@ def test_binding_failure_forgets_and_backs_off() -> None:
     sched.run(max_attempts=3)
     outcomes = [(r.outcome, r.attempt) for r in sched.records]
     assert outcomes[:2] == [("Error", 1), ("Error", 2)]
-    assert sched.records[0].message == "binding refused"
+    assert sched.records[0].message == 'running Bind plugin "Binder": binding refused'  # as RunBindPlugins wraps it
     assert not sched.cache.is_assumed("uid-default-p")
     assert int(sched.snapshot.pod_count.sum()) == 0
     binder.fail = False

@@ -5,6 +5,7 @@ reasons are built only when asked for."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -133,13 +134,21 @@ def guard(call: Callable[..., Status], *args: Any) -> Status:
     return status
 
 
-class FilterFailed(Exception):
-    """A Filter plugin (or FilterPhaseHook) that errored: the walk stops and the cycle ends with an Error."""
+def quoted(name: str) -> str:
+    """A name as Go's `%q` prints it: upstream's plugin errors quote the plugin's name so."""
+    return json.dumps(name, ensure_ascii=False)
 
-    def __init__(self, plugin: str, exc: BaseException) -> None:
+
+class FilterFailed(Exception):
+    """A Filter plugin (or FilterPhaseHook) that errored: the walk stops and the cycle ends with an
+    Error. `wrapped`: the message names the plugin already (a per-node status of
+    `run_filter_plugins`)."""
+
+    def __init__(self, plugin: str, exc: BaseException, wrapped: bool = False) -> None:
         super().__init__(plugin)
         self.plugin = plugin
         self.exc = exc
+        self.wrapped = wrapped
 
 
 class FeasibleWalk:
@@ -247,7 +256,7 @@ class FeasibleWalk:
     def _judge_one(self, i: int, status: Status) -> bool:
         """Record row i's per-node verdict; True when feasible."""
         if status.code == Code.ERROR:
-            raise FilterFailed(status.plugin or "Filter", RuntimeError(status.message))
+            raise FilterFailed(status.plugin or "Filter", status.error or RuntimeError(status.message), wrapped=True)
         if status.success:
             self.fail_at[i] = self.sentinel
             self.codes[i] = 0
@@ -303,7 +312,7 @@ class FeasibleWalk:
                     if timing is not None:
                         took(timing, entry.name, "Filter", t)
                     if status.code == Code.ERROR:
-                        raise FilterFailed(entry.name, RuntimeError(status.message))
+                        raise FilterFailed(entry.name, status.error or RuntimeError(status.message))
                     if not status.success:
                         fail_at[i] = k
                         self.codes[i] = int(status.code)

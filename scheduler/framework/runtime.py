@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Pod
-from scheduler.framework.feasible import FeasibleWalk, FilterFailed, FilterOutcome, guard, took
+from scheduler.framework.feasible import FeasibleWalk, FilterFailed, FilterOutcome, guard, quoted, took
 from scheduler.framework.interface import Handle, PluginFactory, implemented_points
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.snapshot import NodeList
@@ -74,8 +74,9 @@ class Recorder:
         """One plugin ran at an extension point (sampled)."""
 
     def plugin_error(self, point: str, plugin: str, exc: BaseException) -> None:
-        """A plugin raised at an informational extension point (PostBind, Unreserve, a
-        PostFilter transformer): the caller goes on; the metrics log and count it."""
+        """A plugin failed: it raised at an informational extension point (PostBind, Unreserve, a
+        PostFilter transformer), or raised or answered an Error within a cycle (the cycle ends
+        with an Error status); the metrics log and count it."""
         log.warning("%s plugin %s failed: %s", point, plugin, exc)
 
 
@@ -294,7 +295,8 @@ class Framework:
             if not status.success:
                 status.with_plugin(entry.name)
                 if status.code == Code.ERROR:
-                    status = error(f"running PreFilter plugin {entry.name!r}: {status.message}")
+                    self.recorder.plugin_error("PreFilter", entry.name, status.error or RuntimeError(status.message))
+                    status = error(f"running PreFilter plugin {quoted(entry.name)}: {status.message}")
                     status.plugin = entry.name
                 final = status
                 break
@@ -337,7 +339,7 @@ class Framework:
             if status.code != Code.SUCCESS:
                 status.with_plugin(entry.name)
                 if status.code == Code.ERROR:
-                    status = error(f"running {entry.name!r} filter plugin: {status.message}")
+                    status = error(f"running {quoted(entry.name)} filter plugin: {status.message}")
                     status.plugin = entry.name
                 return status
         return Status()
@@ -371,7 +373,7 @@ class Framework:
                 continue
             status = guard(getattr(entry.extensions, method), state, pod, other, node_info)
             if not status.success:
-                return error(f"running {kind} on PreFilter plugin {entry.name!r}: {status.message}")
+                return error(f"running {kind} on PreFilter plugin {quoted(entry.name)}: {status.message}")
         return Status()
 
     def find_feasible(
@@ -418,7 +420,7 @@ class Framework:
         try:
             walk.run(first + first // 8 + 16)
         except FilterFailed as failed:
-            return self._filter_error(failed.plugin, failed.exc, started)
+            return self._filter_error(failed.plugin, failed.exc, started, wrapped=failed.wrapped)
         count = len(candidates)
         if walk.found_count >= num_to_find and count > num_to_find > 0:
             self.walk_ratio = max(walk.processed / num_to_find, self.walk_ratio * 0.9)
@@ -426,8 +428,11 @@ class Framework:
         self.recorder.extension_point("Filter", Code.SUCCESS, self.profile_name, time.perf_counter() - started)
         return outcome
 
-    def _filter_error(self, plugin: str, exc: BaseException, started: float, hook: bool = False) -> FilterOutcome:
-        status = error(str(exc) if hook else f"running {plugin!r} filter plugin: {exc}")
+    def _filter_error(
+        self, plugin: str, exc: BaseException, started: float, hook: bool = False, wrapped: bool = False
+    ) -> FilterOutcome:
+        self.recorder.plugin_error("Filter", plugin, exc)
+        status = error(str(exc) if hook or wrapped else f"running {quoted(plugin)} filter plugin: {exc}")
         status.plugin = plugin
         self.recorder.extension_point("Filter", Code.ERROR, self.profile_name, time.perf_counter() - started)
         empty = np.zeros(0, dtype=np.int64)
@@ -482,7 +487,9 @@ class Framework:
                 state.skip_score_plugins.add(entry.name)
             elif not status.success:
                 self.recorder.extension_point("PreScore", Code.ERROR, self.profile_name, time.perf_counter() - started)
-                return self._score_error(positions, f"running PreScore plugin {entry.name!r}: {status.message}")
+                return self._score_error(
+                    positions, f"running PreScore plugin {quoted(entry.name)}: {status.message}", ("PreScore", entry.name, status)
+                )
         mid = time.perf_counter()
         self.recorder.extension_point("PreScore", Code.SUCCESS, self.profile_name, mid - started)
         ext = self.extension
@@ -505,7 +512,9 @@ class Framework:
                         value, status = entry.plugin.score(state, pod, twin)
                         if not status.success:
                             return self._invalid_score(positions, entries, matrix, row) or self._score_error(
-                                positions, f"running Score plugin {entry.name!r}: {status.message}"
+                                positions,
+                                f"running Score plugin {quoted(entry.name)}: {status.message}",
+                                ("Score", entry.name, status),
                             )
                         raw[j] = value
                 else:
@@ -514,19 +523,23 @@ class Framework:
                         value, status = entry.plugin.score(state, pod, replaced.get(j, info) if replaced else info)
                         if not status.success:
                             return self._invalid_score(positions, entries, matrix, row) or self._score_error(
-                                positions, f"running Score plugin {entry.name!r}: {status.message}"
+                                positions,
+                                f"running Score plugin {quoted(entry.name)}: {status.message}",
+                                ("Score", entry.name, status),
                             )
                         raw[j] = value
                 if entry.extensions is not None:
                     status = entry.extensions.normalize_score(state, pod, raw)
                     if not status.success:
                         return self._invalid_score(positions, entries, matrix, row) or self._score_error(
-                            positions, f"running Normalize on Score plugin {entry.name!r}: {status.message}"
+                            positions,
+                            f"running Normalize on Score plugin {quoted(entry.name)}: {status.message}",
+                            ("Score", entry.name, status),
                         )
             except Exception as exc:
                 # An earlier plugin's invalid score is the error upstream stops at first.
                 return self._invalid_score(positions, entries, matrix, row) or self._score_error(
-                    positions, f"running Score plugin {entry.name!r}: {exc}"
+                    positions, f"running Score plugin {quoted(entry.name)}: {exc}", ("Score", entry.name, exc)
                 )
             matrix[row] = raw
             if timing is not None:
@@ -602,12 +615,20 @@ class Framework:
                 bad = high if high > MAX_NODE_SCORE else low
                 return self._score_error(
                     positions,
-                    f"plugin {entries[row].name!r} returns an invalid score {bad}, it should in the range of "
+                    f"plugin {quoted(entries[row].name)} returns an invalid score {bad}, it should in the range of "
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                 )
         return None
 
-    def _score_error(self, positions: npt.NDArray[np.int64], message: str) -> ScoreOutcome:
+    def _score_error(
+        self, positions: npt.NDArray[np.int64], message: str, failed: tuple[str, str, Status | BaseException] | None = None
+    ) -> ScoreOutcome:
+        """The outcome of a Score phase that failed; `failed`: (point, plugin, its Error status or
+        exception), logged and counted."""
+        if failed is not None:
+            point, plugin, what = failed
+            exc = what if isinstance(what, BaseException) else (what.error or RuntimeError(what.message))
+            self.recorder.plugin_error(point, plugin, exc)
         return ScoreOutcome(
             positions, [], [], np.zeros((0, len(positions)), np.int64), np.zeros(len(positions), np.int64), error(message)
         )
@@ -618,7 +639,7 @@ class Framework:
         for entry in self.points["reserve"]:
             status = guard(entry.plugin.reserve, state, pod, node)
             if not status.success:
-                return status.with_plugin(entry.name)
+                return self.plugin_failed("Reserve", entry.name, status)
         return Status()
 
     def run_unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
@@ -636,11 +657,11 @@ class Framework:
             try:
                 status, timeout = entry.plugin.permit(state, pod, node)
             except Exception as exc:
-                return error(f"running Permit plugin {entry.name!r}: {exc}").with_plugin(entry.name), {}
+                status, timeout = error(exc), 0.0
             if status.code == Code.WAIT:
                 waits[entry.name] = min(float(timeout), 15 * 60.0)
             elif not status.success:
-                return status.with_plugin(entry.name), {}
+                return self.plugin_failed("Permit", entry.name, status).with_plugin(entry.name), {}
         if waits:
             return Status(Code.WAIT), waits
         return Status(), {}
@@ -650,7 +671,7 @@ class Framework:
         for entry in self.points["pre_bind"]:
             status = guard(entry.plugin.pre_bind, state, pod, node)
             if not status.success:
-                return status.with_plugin(entry.name)
+                return self.plugin_failed("PreBind", entry.name, status)
         return Status()
 
     def run_pre_bind_preflights(self, state: CycleState, pod: Pod, node: str) -> Status:
@@ -672,8 +693,19 @@ class Framework:
             status = guard(entry.plugin.bind, state, pod, node)
             if status.code == Code.SKIP:
                 continue
-            return status.with_plugin(entry.name)
+            return status if status.success else self.plugin_failed("Bind", entry.name, status)
         return Status(Code.SKIP)
+
+    def plugin_failed(self, point: str, plugin: str, status: Status) -> Status:
+        """A plugin's failure at Reserve, Permit, PreBind or Bind as upstream returns it: a
+        rejection with the plugin named; an Error logged, counted and wrapped (`running Reserve
+        plugin "X": <err>`)."""
+        if status.code != Code.ERROR:
+            return status.with_plugin(plugin)
+        self.recorder.plugin_error(point, plugin, status.error or RuntimeError(status.message))
+        wrapped = error(f"running {point} plugin {quoted(plugin)}: {status.message}")
+        wrapped.plugin = plugin
+        return wrapped
 
     def run_post_bind(self, state: CycleState, pod: Pod, node: str) -> None:
         """PostBind, informational: a plugin that raises is logged and counted, the others run

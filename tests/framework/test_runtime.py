@@ -128,7 +128,7 @@ def test_normalize_weights_and_range_check() -> None:
     fwk = build(profile(scores=[("Bad", 1)]), bad)
     out = fwk.run_score(CycleState(), make_pod("p"), np.arange(2, dtype=np.int64))
     assert out.error is not None
-    assert out.error.message == "plugin 'Bad' returns an invalid score 101, it should in the range of [0, 100] after normalizing"
+    assert out.error.message == 'plugin "Bad" returns an invalid score 101, it should in the range of [0, 100] after normalizing'
 
 
 @pytest.mark.parametrize("walk_ratio", [1.0, 0.2, 2.5, 40.0], ids=lambda r: f"ratio-{r}")

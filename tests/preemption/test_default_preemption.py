@@ -164,7 +164,7 @@ POST_FILTER_CASES: list[tuple[Any, ...]] = [
         {"node1": U},
         None,
         Code.ERROR,
-        "preemption: running RemovePod on PreFilter plugin 'test-plugin': failed to remove pod: p",
+        'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p',
     ),
     (
         "one failed with TestPlugin and the other pass",

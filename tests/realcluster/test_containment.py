@@ -66,6 +66,56 @@ def test_plugin_faults_after_binding(api: Api, kubelet: Kubelet, engine: tuple[R
     assert running.alive
 
 
+def test_plugin_faults_within_the_scheduling_cycle(api: Api, engine: tuple[RemoteEngine, faulty.Faulty]) -> None:
+    """A plugin raising at PreFilter, Filter, Score, Reserve or Permit (and the cycle's own code
+    raising on its unreadable PreFilter answer): each attempt is an Error status as kube-scheduler
+    wraps it: a FailedScheduling Event with that note (repeated after the backoff: a series),
+    PodScheduled=False with reason SchedulerError; counted; the pod binds once the fault is gone."""
+    running, _ = engine
+    expected = {
+        "PreFilter": f'running PreFilter plugin "Faulty": prefilter fault for {NS}/raise-prefilter',
+        "Filter": f'running "Faulty" filter plugin: filter fault for {NS}/raise-filter',
+        "Score": f'running Score plugin "Faulty": score fault for {NS}/raise-score',
+        "Reserve": f'running Reserve plugin "Faulty": reserve fault for {NS}/raise-reserve',
+        "Permit": f'running Permit plugin "Faulty": permit fault for {NS}/raise-permit',
+        "Result": "'str' object has no attribute 'node_names'",
+    }
+    before = errors(running)
+    for point in expected:
+        api.create(pod_doc(f"raise-{point.lower()}", NS, "250m", "64Mi", labels={faulty.RAISE: point}))
+    api.create(pod_doc("beside-faults", NS, "250m", "64Mi"))
+
+    def failed_twice(point: str) -> bool:
+        name = f"raise-{point.lower()}"
+        events = api.items(f"/apis/events.k8s.io/v1/namespaces/{NS}/events")
+        return any(
+            e["regarding"]["name"] == name
+            and e["reason"] == "FailedScheduling"
+            and e.get("note") == expected[point]
+            and e.get("series", {}).get("count", 1) >= 2
+            for e in events
+        )
+
+    for point in expected:
+        wait_for(lambda point=point: failed_twice(point), 60, 0.2, what=f"two FailedScheduling Events of the {point} fault")
+    wait_for(lambda: pod(api, "beside-faults")["spec"].get("nodeName"), 30, 0.1, what="the pod beside the faults bound")
+    for point, message in expected.items():
+        found = pod(api, f"raise-{point.lower()}")
+        assert not found["spec"].get("nodeName")
+        (condition,) = [c for c in found["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert (condition["status"], condition["reason"], condition["message"]) == ("False", "SchedulerError", message)
+        source = "scheduling cycle" if point == "Result" else f"{point}/Faulty"
+        assert errors(running).get(source, 0) - before.get(source, 0) >= 2, source
+    assert running.alive
+    for point in expected:
+        patch = {"metadata": {"labels": {faulty.RAISE: None}}}
+        api.ok("PATCH", f"/api/v1/namespaces/{NS}/pods/raise-{point.lower()}", patch, "application/merge-patch+json")
+    for point in expected:
+        name = f"raise-{point.lower()}"
+        wait_for(lambda name=name: pod(api, name)["spec"].get("nodeName"), 60, 0.2, what=f"{name} bound once its fault is gone")
+    assert running.alive
+
+
 def _webhook() -> dict[str, Any]:
     def rule(group: str, resource: str, *operations: str) -> dict[str, Any]:
         return {

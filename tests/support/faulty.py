@@ -1,7 +1,10 @@
 """An out-of-tree plugin that raises where a plugin's fault must not end the engine loop: at
 PostBind (every pod), in Unreserve (after its Permit rejected a pod labelled `faulty/permit:
 reject`), and in its queueing hint (a pod labelled `faulty/wait` is refused until a node labelled
-`faulty/ready` exists; the hint for node events raises), and its controller's start raises. Enable it with `FAULTY_PROFILE`."""
+`faulty/ready` exists; the hint for node events raises), and its controller's start raises. Within
+the scheduling cycle a pod labelled `faulty/raise: <Point>` makes it raise at that point (PreFilter,
+Filter, Score, Reserve, Permit), and `faulty/raise: Result` makes its PreFilter answer a result the
+engine cannot read (the cycle's own code raises). Enable it with `FAULTY_PROFILE`."""
 
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ NAME = "Faulty"
 WAIT = "faulty/wait"
 READY = "faulty/ready"
 PERMIT = "faulty/permit"
+RAISE = "faulty/raise"
+POINTS = ("PreFilter", "Filter", "Score", "Reserve", "Permit")
 
 
 def profile(name: str = "default-scheduler") -> dict[str, Any]:
@@ -48,12 +53,34 @@ class Faulty:
         self.hints += 1
         raise RuntimeError(f"queueing hint fault for {pod.key}")
 
+    def _raise_at(self, point: str, pod: Pod) -> None:
+        if pod.labels.get(RAISE) == point:
+            raise RuntimeError(f"{point.lower()} fault for {pod.key}")
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Any) -> tuple[Any, Status]:
+        self._raise_at("PreFilter", pod)
+        if pod.labels.get(RAISE) == "Result":
+            return "not a PreFilterResult", Status()
+        return None, Status()
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        self._raise_at("Score", pod)
+        return 0, Status()
+
+    def score_extensions(self) -> None:
+        return None
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        self._raise_at("Filter", pod)
         if WAIT in pod.labels and READY not in node_info.node.labels:
             return Status(Code.UNSCHEDULABLE, ("node is not faulty/ready",))
         return Status()
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        self._raise_at("Reserve", pod)
         return Status()
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -61,6 +88,7 @@ class Faulty:
         raise RuntimeError(f"unreserve fault for {pod.key}")
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        self._raise_at("Permit", pod)
         if pod.labels.get(PERMIT) == "reject":
             return Status(Code.UNSCHEDULABLE, ("rejected by Faulty's Permit",)), 0.0
         return Status(), 0.0
