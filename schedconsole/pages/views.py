@@ -260,10 +260,13 @@ def written_annotations(manifest: Mapping[str, Any]) -> str:
 
 def simulator_annotations(attempt_id: int) -> str:
     """An attempt's result as kube-scheduler-simulator writes it on the pod (its annotation keys,
-    JSON values), as YAML: the selected node, each failing node's first failing filter (nodes that
-    passed every filter read "passed" where the record kept them), the kept nodes' normalized
-    scores and their weighted totals."""
-    data = attempt_json(Attempt.objects.get(pk=attempt_id), full=True)
+    JSON values, scores as strings), as YAML: the selected node, each failing node's first failing
+    filter (nodes that passed every filter read "passed" where the record kept them), the kept
+    nodes' normalized scores per plugin (`score-result`) and each of those times the plugin's
+    weight (`finalscore-result`, node → plugin → weighted score, as the simulator's resultstore
+    keeps it; attempts stored before the weights were kept have none)."""
+    attempt = Attempt.objects.get(pk=attempt_id)
+    data = attempt_json(attempt, full=True)
     filters: dict[str, dict[str, str]] = {
         n: {f["plugin"]: "; ".join(f["reasons"]) or f["code"]} for n, f in data.get("filter", {}).items()
     }
@@ -274,8 +277,12 @@ def simulator_annotations(attempt_id: int) -> str:
         f"{SIMULATOR}/selected-node": data.get("node") or "",
         f"{SIMULATOR}/filter-result": json.dumps(filters, sort_keys=True),
         f"{SIMULATOR}/score-result": json.dumps(scores, sort_keys=True),
-        f"{SIMULATOR}/finalscore-result": json.dumps({n: str(t) for n, t in data.get("totals", {}).items()}, sort_keys=True),
     }
+    table = (attempt.detail or {}).get("scoreTable") or {}
+    if "weights" in table or not table.get("plugins"):
+        weight = dict(zip(table.get("plugins", []), table.get("weights", []), strict=True))
+        final = {n: {p: str(v * weight[p]) for p, v in per.items()} for n, per in data.get("scores", {}).items()}
+        annotations[f"{SIMULATOR}/finalscore-result"] = json.dumps(final, sort_keys=True)
     return yaml.safe_dump({"metadata": {"annotations": annotations}}, sort_keys=False, width=1 << 16)
 
 

@@ -18,7 +18,7 @@ Record = AttemptRecord
 # ----- records ----------------------------------------------------------------------------------
 def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> dict[str, Any]:
     """An attempt as the history stores it: the attempt record (docs/architecture.md, "The attempt record"), with the scores as a compact table
-    (`scoreTable`: the plugins, then one row `[node, weighted total, [normalized score per plugin]]`
+    (`scoreTable`: the plugins, their weights, then one row `[node, weighted total, [normalized score per plugin]]`
     for each of the `score_nodes` highest totals) and the filter failures of up to `filter_nodes`
     nodes as `filterGroups` (`history.compact`: one group per plugin, code and reasons, its nodes as
     name ranges) instead of the record's per-node `filter`, which `attempt_json` rebuilds."""
@@ -49,7 +49,7 @@ def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> di
                 so.positions[cols].tolist(), so.totals[cols].tolist(), so.matrix[:, cols].T.tolist(), strict=True
             )
         ]
-        entry["scoreTable"] = {"plugins": list(so.plugins), "rows": rows}
+        entry["scoreTable"] = {"plugins": list(so.plugins), "weights": [int(w) for w in so.weights], "rows": rows}
     return entry
 
 

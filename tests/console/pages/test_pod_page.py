@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 
@@ -46,6 +48,50 @@ def test_a_pod_that_came_bound_does_not_point_at_attempts_it_has_not_got(engine,
     assert f"kube-scheduler-simulator.sigs.k8s.io/selected-node: {node}" in placed
     assert "kube-scheduler-simulator.sigs.k8s.io/finalscore-result: &#x27;{&quot;node-" in placed
     assert 'id="simulator"' not in seeded
+
+
+def _simulator_yaml(html_text: str) -> dict:
+    import html
+
+    import yaml
+
+    section = html_text.split('<details id="simulator">', 1)[1]
+    block = section.split('<pre class="json">', 1)[1].split("</pre>", 1)[0]
+    return yaml.safe_load(html.unescape(block))["metadata"]["annotations"]
+
+
+def test_a_pod_without_written_results_shows_per_plugin_weighted_scores(engine, api, operator) -> None:
+    # As on a live cluster (nothing written on the pod): finalscore-result held each node's total,
+    # where kube-scheduler-simulator's resultstore keeps node -> plugin -> normalized score x weight.
+    engine.engine.annotate_results = False
+    api.post("/api/pods/", pod("unwritten", cpu="500m"), format="json")
+    node = wait_for(lambda: api.get("/api/pods/default/unwritten/").json()["node"])
+    settle(engine)
+    client = Client()
+    client.force_login(operator)
+    text = client.get("/pods/default/unwritten/").content.decode()
+    assert "As the attempt wrote them" not in text
+    notes = _simulator_yaml(text)
+    key = "kube-scheduler-simulator.sigs.k8s.io/"
+    assert notes[key + "selected-node"] == node
+    attempt_id = api.get("/api/pods/default/unwritten/attempts/").json()["results"][0]["id"]
+    attempt = api.get(f"/api/attempts/{attempt_id}/").json()
+    scores, final = json.loads(notes[key + "score-result"]), json.loads(notes[key + "finalscore-result"])
+    assert set(final) == set(attempt["totals"]) == {"node-a", "node-b", "node-c"}
+    for n, per in final.items():
+        assert set(per) == set(scores[n]) and all(isinstance(v, str) for v in per.values())
+        assert sum(int(v) for v in per.values()) == attempt["totals"][n]  # the parts of the total
+        assert int(per["TaintToleration"]) == 3 * int(scores[n]["TaintToleration"])  # its weight is 3
+        assert per["NodeResourcesFit"] == scores[n]["NodeResourcesFit"]  # weight 1
+    assert any(int(per["TaintToleration"]) for per in final.values())
+    # An attempt stored before the weights were kept: no finalscore-result rather than a wrong one.
+    from schedconsole.history.models import Attempt
+
+    row = Attempt.objects.get(pk=attempt_id)
+    del row.detail["scoreTable"]["weights"]
+    row.save(update_fields=["detail"])
+    older = _simulator_yaml(client.get("/pods/default/unwritten/").content.decode())
+    assert key + "finalscore-result" not in older and key + "score-result" in older
 
 
 @pytest.fixture
