@@ -7,7 +7,9 @@ object; the note does not count) within the last six minutes is not sent again: 
 series. The second occurrence patches the first Event with `series: {count: 2,
 lastObservedTime}`; later ones only count in memory, and every 30 minutes the series that grew
 are patched with their count (`refreshExistingEventSeries`); a series not seen for six minutes is
-forgotten (`finishSeries`). Requests go out from the broadcaster's own thread, never from the
+forgotten (`finishSeries`). A series patch answered 404 (the Event was deleted, or let go after
+kube-apiserver's `--event-ttl`) creates the Event again, with its series, as client-go's
+`recordEvent` does. Requests go out from the broadcaster's own thread, never from the
 scheduling loop. As client-go's `attemptRecording`, a request that reached no server (refused,
 reset, timed out) is tried again after about 10 s (jittered by a quarter), up to 12 tries; one the
 server answered with an error is not ("Server rejected event (will not retry!)"). Every failure is
@@ -50,6 +52,7 @@ class _Sent:
     count: int = 1
     last_observed: float = 0.0
     patched_count: int = 1
+    event: dict[str, Any] = field(default_factory=dict)  # as first sent: created again should a patch find it gone
 
 
 @dataclass(slots=True)
@@ -65,8 +68,10 @@ class EventBroadcaster:
     patched: int = 0
     retried: int = 0
     _cache: dict[Key, _Sent] = field(default_factory=dict)
-    _out: deque[tuple[str, str, dict[str, Any], int]] = field(default_factory=deque)  # (verb, path, body, tries)
-    _later: list[tuple[float, int, str, str, dict[str, Any]]] = field(default_factory=list)  # (due, tries, ...)
+    recreated: int = 0
+    # (verb, path, body, tries, the series' Event for a PATCH else None)
+    _out: deque[tuple[str, str, dict[str, Any], int, _Sent | None]] = field(default_factory=deque)
+    _later: list[tuple[float, int, str, str, dict[str, Any], _Sent | None]] = field(default_factory=list)  # (due, tries, ...)
     _wake: threading.Event = field(default_factory=threading.Event)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -89,7 +94,6 @@ class EventBroadcaster:
                     self._queue_series(seen)
                 return
             name = f"{regarding.get('name', '')}.{int(now * 1e9):x}"
-            self._cache[key] = _Sent(namespace, name, 1, now)
             event = {
                 "apiVersion": "events.k8s.io/v1",
                 "kind": "Event",
@@ -103,13 +107,14 @@ class EventBroadcaster:
                 "type": type_,
                 "regarding": {"apiVersion": "v1", "kind": "Pod", **regarding, "namespace": namespace},
             }
-            self._out.append(("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", event, 0))
+            self._cache[key] = _Sent(namespace, name, 1, now, event=event)
+            self._out.append(("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", event, 0, None))
         self._wake.set()
 
     def _queue_series(self, seen: _Sent) -> None:
         seen.patched_count = seen.count
         patch = {"series": {"count": seen.count, "lastObservedTime": micro_time(seen.last_observed)}}
-        self._out.append(("PATCH", f"/apis/events.k8s.io/v1/namespaces/{seen.namespace}/events/{seen.name}", patch, 0))
+        self._out.append(("PATCH", f"/apis/events.k8s.io/v1/namespaces/{seen.namespace}/events/{seen.name}", patch, 0, seen))
 
     @property
     def pending(self) -> int:
@@ -151,22 +156,30 @@ class EventBroadcaster:
         due = [entry for entry in self._later if entry[0] <= now]
         if due:
             self._later = [entry for entry in self._later if entry[0] > now]
-            self._out.extend((verb, path, body, tries) for _, tries, verb, path, body in due)
+            self._out.extend((verb, path, body, tries, seen) for _, tries, verb, path, body, seen in due)
 
     def flush(self) -> None:
         """Send every queued request now (on the calling thread)."""
         while self._out:
-            verb, path, body, tries = self._out.popleft()
+            verb, path, body, tries, seen = self._out.popleft()
             content_type = "application/merge-patch+json" if verb == "PATCH" else "application/json"
             tries += 1
             try:
                 self.request(verb, path, body, content_type)
             except Exception as exc:  # an API server away or refusing: counted, the rest still go
+                if seen is not None and getattr(exc, "code", None) == 404:
+                    # The series' Event is gone: create it again, series and all (client-go's
+                    # recordEvent falls back to Create when the patch finds no Event).
+                    log.info("event %s gone; created again with its series", path)
+                    again = {**seen.event, "series": body["series"]}
+                    self._out.appendleft(("POST", path.rsplit("/", 1)[0], again, 0, None))
+                    self.recreated += 1
+                    continue
                 self.on_error("events", exc)
                 if getattr(exc, "code", None) == 0 and tries < MAX_TRIES_PER_EVENT and not self._stop.is_set():
                     log.warning("event %s %s not written (try %d, again later): %s", verb, path, tries, exc)
                     due = time.monotonic() + self.retry_seconds * random.uniform(1.0, 1.25)
-                    self._later.append((due, tries, verb, path, body))
+                    self._later.append((due, tries, verb, path, body, seen))
                     self.retried += 1
                 else:
                     log.warning("event %s %s dropped: %s", verb, path, exc)

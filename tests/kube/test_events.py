@@ -70,3 +70,35 @@ def test_repeats_fold_into_a_series() -> None:
     events.record("Warning", "FailedScheduling", POD, "default-scheduler", "later")
     events.flush()
     assert sink.requests[-1][0] == "POST" and sink.requests[-1][2]["note"] == "later"
+
+
+def test_a_series_whose_event_is_gone_is_created_again() -> None:
+    """client-go's recordEvent: a series patch answered 404 falls back to creating the Event,
+    with its name and series; any other refusal of the patch is dropped, as before."""
+    from scheduler.kube.client import RemoteError
+
+    class Gone(Sink):
+        refuse = 404
+
+        def __call__(self, verb: str, path: str, body: Any, content_type: str) -> None:
+            super().__call__(verb, path, body, content_type)
+            if verb == "PATCH":
+                raise RemoteError(self.refuse, "NotFound" if self.refuse == 404 else "Forbidden", "events not found")
+
+    sink = Gone()
+    events = broadcaster(sink)
+    events.record("Warning", "FailedScheduling", POD, "default-scheduler", "first note")
+    sink.now += 10
+    events.record("Warning", "FailedScheduling", POD, "default-scheduler", "second note")
+    events.flush()
+    assert [r[0] for r in sink.requests] == ["POST", "PATCH", "POST"]
+    first, again = sink.requests[0][2], sink.requests[2][2]
+    assert sink.requests[2][1] == "/apis/events.k8s.io/v1/namespaces/ns/events"
+    assert again == {**first, "series": {"count": 2, "lastObservedTime": sink.requests[1][2]["series"]["lastObservedTime"]}}
+    assert (events.recreated, events.sent, events.patched) == (1, 2, 0)
+    sink.refuse = 403
+    other = {**POD, "name": "q"}
+    events.record("Warning", "FailedScheduling", other, "default-scheduler", "x")
+    events.record("Warning", "FailedScheduling", other, "default-scheduler", "x")
+    events.flush()
+    assert [r[0] for r in sink.requests[3:]] == ["POST", "PATCH"] and events.recreated == 1

@@ -147,3 +147,26 @@ def test_unschedulable_pods_get_kube_schedulers_condition_and_events_per_profile
     )
     assert scheduled[0]["reportingController"] == "remote-binpacking"
     assert scheduled[0]["reportingInstance"].startswith("remote-binpacking-")
+
+
+def test_a_series_whose_event_was_deleted_is_created_again(api: Api, kubelet: Kubelet, engine: RemoteEngine) -> None:
+    """The Event of an unschedulable pod deleted between its first and second FailedScheduling:
+    the series patch gets 404 and the Event is created again, name and series count 2 with it,
+    as client-go's broadcaster does (it was dropped before). Runs last: it adds a node."""
+    api.create(pod("too-big", cpu="64"))
+
+    def events() -> list[dict[str, Any]]:
+        return [e for e in api.items(f"/apis/events.k8s.io/v1/namespaces/{NS}/events") if e["regarding"]["name"] == "too-big"]
+
+    [first] = wait_for(events, 30, 0.1, what="too-big's FailedScheduling")
+    assert first["reason"] == "FailedScheduling" and "series" not in first
+    name = first["metadata"]["name"]
+    api.ok("DELETE", f"/apis/events.k8s.io/v1/namespaces/{NS}/events/{name}")
+    recreated_before = engine.cluster.broadcaster.recreated
+    # A node added (too small as well) makes the pod try again: its second FailedScheduling.
+    kubelet.add_node(node_doc("node-small", cpu="1", memory="1Gi"))
+    wait_for(lambda: [e for e in events() if (e.get("series") or {}).get("count") == 2], 30, 0.1, what="the Event again")
+    [again] = events()
+    assert again["metadata"]["name"] == name and again["reason"] == "FailedScheduling"
+    assert again["note"] == first["note"] and again["reportingController"] == "remote-scheduler"
+    assert engine.cluster.broadcaster.recreated == recreated_before + 1
