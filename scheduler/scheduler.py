@@ -31,7 +31,7 @@ from scheduler.api.objects import Pod
 from scheduler.apicalls import STEP_WAIT_SECONDS, ApiCallEvent
 from scheduler.cache import Cache
 from scheduler.clock import Clock
-from scheduler.cluster.contract import AsyncBinder, Cluster, RemoteCluster
+from scheduler.cluster.contract import AsyncBinder, Cluster, PluginCluster, RemoteCluster
 from scheduler.cluster.informer import visible
 from scheduler.config.features import FeatureGates
 from scheduler.config.types import SchedulerConfiguration, with_gated_plugins
@@ -89,7 +89,7 @@ class ProfileHandle:
         """The scheduler's clock."""
         return self._scheduler.clock.now()
 
-    def cluster(self) -> Any:
+    def cluster(self) -> PluginCluster:
         """The cluster backend."""
         return self._scheduler.cluster
 
@@ -126,7 +126,7 @@ class Scheduler(ScheduleOne, EventHandlers):
     def __init__(
         self,
         config: SchedulerConfiguration,
-        cluster: Cluster,
+        cluster: PluginCluster,
         clock: Clock,
         registry: Mapping[str, PluginFactory],
         seed: int | None = None,
@@ -138,7 +138,7 @@ class Scheduler(ScheduleOne, EventHandlers):
         if feature_gates is not None:
             config = with_gated_plugins(config, feature_gates.enabled)
         self.config = config
-        self.cluster = cluster
+        self.cluster: PluginCluster = cluster
         self.clock = clock
         self.feature_gates = feature_gates
         self.snapshot = Snapshot()

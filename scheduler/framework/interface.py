@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
+from scheduler.cluster.contract import PluginCluster
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.types import (
     BatchFilterResult,
@@ -237,7 +238,7 @@ class Handle(Protocol):
         """The scheduler clock (virtual in simulation), seconds since the epoch."""
         ...
 
-    def cluster(self) -> Any:
+    def cluster(self) -> PluginCluster:
         """The cluster backend: listers and API calls."""
         ...
 

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Node, Pod
+from scheduler.cluster.contract import PluginCluster
 from scheduler.cluster.events import WatchEvent
 from scheduler.cluster.informer import pod_informer_view, visible
 from scheduler.framework.interface import Handle, WaitingPod
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 class InformerFactory:
     """Listers and event handlers over the cluster backend (the informers plugins share)."""
 
-    def __init__(self, cluster: Any) -> None:
+    def __init__(self, cluster: PluginCluster | None) -> None:
         self._cluster = cluster
 
     def pods(self) -> list[Pod]:
@@ -90,7 +91,7 @@ class ExtendedHandle:
         """The scheduler clock."""
         return self.base.now()
 
-    def cluster(self) -> Any:
+    def cluster(self) -> PluginCluster:
         """The cluster backend."""
         return self.base.cluster()
 
@@ -107,7 +108,7 @@ class ExtendedHandle:
         self.base.activate(pods)
 
     # ----- the extensions -----------------------------------------------------------------------
-    def client(self) -> Any:
+    def client(self) -> PluginCluster:
         """The cluster backend's API (`KoordinatorClientSet`)."""
         return self.base.cluster()
 

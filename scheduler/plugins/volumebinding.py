@@ -32,6 +32,7 @@ from scheduler.api.storage import (
     is_volume_bound_to_claim,
     match_topology_selector_terms,
 )
+from scheduler.cluster.contract import StorageLister
 from scheduler.config.args import MAX_CUSTOM_PRIORITY_SCORE, UtilizationShapePoint, VolumeBindingArgs
 from scheduler.config.features import KNOWN_FEATURES
 from scheduler.framework import signers
@@ -197,7 +198,7 @@ class VolumeBinder:
         self.assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
 
     @property
-    def lister(self) -> Any:
+    def lister(self) -> StorageLister:
         """The cluster's storage listers."""
         return storage_lister(self.handle)
 

@@ -3,9 +3,8 @@ the API server's NotFound wording."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from scheduler.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
+from scheduler.cluster.contract import StorageLister
 from scheduler.framework.interface import Handle
 
 
@@ -13,12 +12,12 @@ class NotFound(LookupError):
     """A storage object the pod needs does not exist (`apierrors.IsNotFound`)."""
 
 
-def storage_lister(handle: Handle) -> Any:
+def storage_lister(handle: Handle) -> StorageLister:
     """The cluster backend, which lists PVs, claims, classes, CSINodes and CSIDrivers."""
     return handle.cluster()
 
 
-def get_claim(lister: Any, namespace: str, name: str) -> PersistentVolumeClaim:
+def get_claim(lister: StorageLister, namespace: str, name: str) -> PersistentVolumeClaim:
     """A claim, or NotFound worded as the API server words it."""
     pvc: PersistentVolumeClaim | None = lister.get_persistent_volume_claim(namespace, name)
     if pvc is None:
@@ -26,7 +25,7 @@ def get_claim(lister: Any, namespace: str, name: str) -> PersistentVolumeClaim:
     return pvc
 
 
-def get_volume(lister: Any, name: str) -> PersistentVolume:
+def get_volume(lister: StorageLister, name: str) -> PersistentVolume:
     """A PV, or NotFound."""
     pv: PersistentVolume | None = lister.get_persistent_volume(name)
     if pv is None:
@@ -34,7 +33,7 @@ def get_volume(lister: Any, name: str) -> PersistentVolume:
     return pv
 
 
-def get_class(lister: Any, name: str) -> StorageClass:
+def get_class(lister: StorageLister, name: str) -> StorageClass:
     """A StorageClass, or NotFound."""
     sc: StorageClass | None = lister.get_storage_class(name)
     if sc is None:

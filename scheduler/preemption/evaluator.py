@@ -23,12 +23,13 @@ import operator
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from scheduler.api.objects import Pod, PodDisruptionBudget
+from scheduler.cluster.contract import FaultServing, PluginCluster
 from scheduler.cluster.errors import APIError, NotFoundError
 from scheduler.framework.nodeinfo import NodeInfo
 from scheduler.framework.types import Code, CycleState, Status, error, fit_error_message, unresolvable, unschedulable
@@ -279,8 +280,9 @@ class Evaluator:
         self.preempt_pod = self._preempt_pod
 
     # ----- handle access ---------------------------------------------------------------------
-    def _cluster(self) -> Any:
-        return self.handle.cluster()
+    def _cluster(self) -> PluginCluster:
+        cluster: PluginCluster = self.handle.cluster()
+        return cluster
 
     def _scheduler(self) -> Any:
         return getattr(self.handle, "scheduler", None)
@@ -487,7 +489,7 @@ class Evaluator:
                 if decision is not None:
                     if decision.delay > 0:
                         yield decision.delay
-                    cluster.serve(decision, wait=False)
+                    cast(FaultServing, cluster).serve(decision, wait=False)
                 with faults.bypass():
                     result = call()
         except Exception as exc:

@@ -57,6 +57,7 @@ from scheduler.framework.types import (
     unresolvable,
     unschedulable,
 )
+from scheduler.frameworkext.handle import ExtendedHandle
 from scheduler.frameworkext.services import Request, RouteGroup, error_message
 from scheduler.plugins.coscheduling.context import (
     ERR_POD_HAS_NOT_BEEN_ATTEMPTED,
@@ -86,9 +87,9 @@ class Coscheduling:
 
     name = NAME
 
-    def __init__(self, args: CoschedulingArgs, handle: Any) -> None:
+    def __init__(self, args: CoschedulingArgs, handle: ExtendedHandle) -> None:
         self.args = args
-        self.handle = handle
+        self.handle: ExtendedHandle = handle
         self.cache = GangCache(args.default_timeout_seconds, args.default_match_policy, handle.now)
         # The group being scheduled back to back (`GangSchedulingContextHolder`), if any.
         self.context: GangSchedulingContext | None = None

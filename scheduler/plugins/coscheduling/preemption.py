@@ -39,6 +39,7 @@ from scheduler.api.objects import Pod
 from scheduler.cluster.errors import APIError, NotFoundError
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 from scheduler.framework.types import Code, CycleState, Status, error, unschedulable
+from scheduler.frameworkext.handle import ExtendedHandle
 from scheduler.plugins.defaultpreemption import pod_terminating_by_preemption
 from scheduler.preemption.evaluator import VICTIMS_KEY, disruption_condition, dry_run_fit_error
 
@@ -98,7 +99,7 @@ class _Node:
 class JobPreemption:
     """Runs one gang group's preemption for the Coscheduling plugin."""
 
-    handle: Any
+    handle: ExtendedHandle
     plugin_name: str
 
     # ----- the cycle's tools -------------------------------------------------------------------
@@ -229,7 +230,9 @@ class JobPreemption:
 
     def _select_victims(self, state: CycleState, trigger: Pod, name: str, node: _Node) -> tuple[list[Pod], Status]:
         """Reprieve the node's possible victims one by one, keeping each that lets every member placed there still fit."""
-        base = self.handle.snapshot.get(name).clone()
+        node_info = self.handle.snapshot.get(name)
+        assert node_info is not None, name  # a candidate is a node of this cycle's snapshot
+        base = node_info.clone()
         base_state = state.clone()
         for victim in node.victims:
             found = next((pi for pi in base.pods if pi.pod.uid == victim.uid), None)

@@ -18,6 +18,7 @@ from scheduler.api.affinity import TopologySpreadConstraint
 from scheduler.api.objects import Node, Pod
 from scheduler.api.selectors import LabelSelector, Requirement, tolerates_all
 from scheduler.api.workloads import CONTROLLER_API_VERSIONS
+from scheduler.cluster.contract import PluginCluster
 from scheduler.framework.nodeinfo import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -334,14 +335,14 @@ def _object_name(obj: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _list(cluster: Any, method: str, namespace: str) -> list[Any]:
+def _list(cluster: PluginCluster, method: str, namespace: str) -> list[Any]:
     lister = getattr(cluster, method, None)
     if not callable(lister):
         return []
     return list(lister(namespace) or ())
 
 
-def default_selector(pod: Pod, cluster: Any) -> LabelSelector:
+def default_selector(pod: Pod, cluster: PluginCluster | None) -> LabelSelector:
     """The selector default constraints use (`helper.DefaultSelector`).
 
     It ANDs the selectors of the Services in the pod's namespace that select the pod and, when

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from scheduler.api.affinity import TopologySpreadConstraint
 from scheduler.api.objects import Pod
+from scheduler.cluster.contract import PluginCluster
 from scheduler.config.args import PodTopologySpreadArgs
 from scheduler.framework import signers
 from scheduler.framework.interface import Handle
@@ -100,9 +101,10 @@ class PodTopologySpread:
         self.system_defaulted = system_defaulted
 
     # ----- constraints ------------------------------------------------------------------------
-    def _cluster(self) -> Any:
-        getter = getattr(self.handle, "cluster", None)
-        return getter() if callable(getter) else None
+    def _cluster(self) -> PluginCluster | None:
+        getter = getattr(self.handle, "cluster", None)  # a test's handle may have none
+        cluster: PluginCluster | None = getter() if callable(getter) else None
+        return cluster
 
     def build_default_constraints(self, pod: Pod, action: str) -> list[Constraint]:
         """Default constraints for `action` with the pod's controllers' selector (`buildDefaultConstraints`)."""

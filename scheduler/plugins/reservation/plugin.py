@@ -71,6 +71,7 @@ from scheduler.framework.types import (
     unresolvable,
     unschedulable,
 )
+from scheduler.frameworkext.handle import ExtendedHandle
 from scheduler.frameworkext.reservations import reservation_plugins, run_nominate_reservation_filter, run_reservation_score
 from scheduler.frameworkext.services import Request, RouteGroup
 
@@ -191,9 +192,9 @@ class Reservation:
 
     name = NAME
 
-    def __init__(self, args: ReservationArgs, handle: Any) -> None:
+    def __init__(self, args: ReservationArgs, handle: ExtendedHandle) -> None:
         self.args = args
-        self.handle = handle
+        self.handle: ExtendedHandle = handle
         self.infos: dict[str, ReservationInfo] = {}
         self.assumed_owner: dict[str, str] = {}
         self.owner_index = OwnerIndex()
