@@ -118,12 +118,17 @@ def result_annotations(record: AttemptRecord, filter_plugins: list[str], max_nod
     return out
 
 
+def _size(text: str) -> int:
+    """UTF-8 bytes of the text (an ASCII string's length: no copy made to count them)."""
+    return len(text) if text.isascii() else len(text.encode())
+
+
 def result_patch(existing: dict[str, str], results: dict[str, str]) -> dict[str, str | None]:
     """The merge patch writing `results` over the previous attempt's (a selected node this attempt
     did not select is removed); empty when the pod's annotations would pass the 256 KiB limit."""
     patch: dict[str, str | None] = dict(results)
     if SELECTED_NODE in existing and SELECTED_NODE not in results:
         patch[SELECTED_NODE] = None
-    others = sum(len(k.encode()) + len(v.encode()) for k, v in existing.items() if k not in patch)
-    own = sum(len(k.encode()) + len(v.encode()) for k, v in results.items())
+    others = sum(_size(k) + _size(v) for k, v in existing.items() if k not in patch)
+    own = sum(_size(k) + _size(v) for k, v in results.items())
     return patch if others + own <= TOTAL_LIMIT else {}
