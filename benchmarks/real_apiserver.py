@@ -137,6 +137,23 @@ def wait_bound(api: Any, name: str, timeout: float = 120) -> None:
     raise RuntimeError(f"{name} not bound within {timeout}s")
 
 
+def request_counts(api: Any) -> dict[str, float]:
+    """kube-apiserver's `apiserver_request_total`, summed by verb, resource and subresource."""
+    _, body = api.request("GET", "/metrics")
+    text = body if isinstance(body, str) else (body.decode() if isinstance(body, bytes) else "")
+    counts: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels_text, _, value = line[len("apiserver_request_total{") :].rpartition("} ")
+        labels = dict(part.split("=", 1) for part in labels_text.split(",") if "=" in part)
+        labels = {k: v.strip('"') for k, v in labels.items()}
+        sub = labels.get("subresource", "")
+        key = f"{labels.get('verb', '')} {labels.get('resource', '')}{'/' + sub if sub else ''}"
+        counts[key] = counts.get(key, 0.0) + float(value)
+    return counts
+
+
 def one_run(plane: Any, api: Any, who: str, pods: int, qps: float, burst: int, run: int, profile: str = "") -> dict[str, Any]:
     clear_pods(api)
     if who == "kube-scheduler":
@@ -179,6 +196,7 @@ def one_run(plane: Any, api: Any, who: str, pods: int, qps: float, burst: int, r
         watcher = threading.Thread(target=watch, daemon=True)
         server_pids = [int((plane.state / f"{name}.pid").read_text()) for name in ("apiserver", "etcd")]
         server_before = [cpu_seconds(pid) for pid in server_pids]
+        requests_before = request_counts(api)
         cpu_before = cpu_seconds(proc.pid)
         resumed = time.monotonic()
         os.kill(proc.pid, signal.SIGCONT)
@@ -187,6 +205,11 @@ def one_run(plane: Any, api: Any, who: str, pods: int, qps: float, burst: int, r
         cpu = cpu_seconds(proc.pid) - cpu_before
         apiserver_cpu, etcd_cpu = (cpu_seconds(pid) - before for pid, before in zip(server_pids, server_before, strict=True))
         seconds = max(bound.values()) - resumed if bound else 0.0
+        requests_after = request_counts(api)
+        # The requests kube-apiserver served over the run (both schedulers', the watch's, ours):
+        # what each scheduler asked of it, beside the CPU it took.
+        served = {k: int(v - requests_before.get(k, 0.0)) for k, v in requests_after.items()}
+        served = {k: v for k, v in sorted(served.items(), key=lambda kv: -kv[1]) if v >= 10}
     finally:
         os.kill(proc.pid, signal.SIGCONT)
         proc.terminate()
@@ -205,6 +228,7 @@ def one_run(plane: Any, api: Any, who: str, pods: int, qps: float, burst: int, r
         # The API server's and etcd's CPU over the same span: what serving this scheduler cost.
         "apiserver_cpu_seconds": round(apiserver_cpu, 3),
         "etcd_cpu_seconds": round(etcd_cpu, 3),
+        "requests": served,
     }
 
 

@@ -54,6 +54,10 @@ class Cache:
         """A bound pod seen by the informer; confirms an assumed pod (moving it if needed)."""
         assumed = self._assumed.pop(pod.uid, None)
         self._binding_finished.discard(pod.uid)
+        if assumed is not None and self.snapshot.replace_pod(pod):
+            # Our own binding confirmed: the pod is accounted there already.
+            self._pods[pod.uid] = pod
+            return
         if assumed is not None or pod.uid in self._pods:
             self.snapshot.remove_pod(assumed or self._pods[pod.uid])
         self._pods[pod.uid] = pod
@@ -61,6 +65,9 @@ class Cache:
 
     def update_pod(self, old: Pod, new: Pod) -> None:
         """A bound pod changed."""
+        if self.snapshot.replace_pod(new):
+            self._pods[new.uid] = new
+            return
         self.snapshot.remove_pod(old)
         self._pods[new.uid] = new
         self.snapshot.add_pod(new, new.node_name)

@@ -346,6 +346,27 @@ class Snapshot:
         self.generation += 1
         return info
 
+    def replace_pod(self, pod: Pod) -> bool:
+        """Put a newer object of a pod accounted on the same node in place of the one accounted,
+        when nothing the totals count differs (a binding's own update changes the node name,
+        phase and conditions): no totals move and no generation changes, as upstream's cache only
+        swaps the object when the informer confirms an assumed pod. False when the pod is not
+        there or differs in what is counted (then remove and add)."""
+        pos = self._pod_rows.get(pod.uid)
+        if pos is None:
+            return False
+        uid = pod.uid
+        for info in self.node_infos[pos].pods:
+            if info.pod.meta.uid == uid:
+                break
+        else:
+            return False
+        old = info.pod
+        if not counted_alike(old, pod):
+            return False
+        info.pod = pod
+        return True
+
     def remove_pod(self, pod: Pod) -> bool:
         """Undo add_pod for this pod (found by uid)."""
         pos = self._pod_rows.pop(pod.uid, None)
@@ -613,3 +634,25 @@ class NodeList(Sequence[NodeInfo]):
     def __iter__(self) -> Iterator[NodeInfo]:
         infos = self._snapshot.node_infos
         return (infos[int(p)] for p in self.positions)
+
+
+def counted_alike(old: Pod, new: Pod) -> bool:
+    """Whether two objects of one pod add the same to a node: requests, host ports, priority,
+    labels and namespace (selector counts), affinity, volumes, deletion, node."""
+    om, nm = old.meta, new.meta
+    return (
+        old.node_name == new.node_name
+        and _alike(old.requests, new.requests)
+        and _alike(om.labels, nm.labels)
+        and om.namespace == nm.namespace
+        and om.deletion_timestamp == nm.deletion_timestamp
+        and old.effective_priority == new.effective_priority
+        and _alike(old.affinity, new.affinity)
+        and _alike(old.containers, new.containers)  # host ports
+        and _alike(old.init_containers, new.init_containers)
+        and _alike(old.volumes, new.volumes)
+    )
+
+
+def _alike(a: object, b: object) -> bool:
+    return a is b or a == b
