@@ -34,7 +34,11 @@ def main() -> None:
     nodes = [d for d in demo.cluster_documents() if d["kind"] == "Node"]
     docs = [bridge.with_defaults(d, "Node") for d in nodes]
     engine = bridge.Engine.build(demo.config_document(), bridge.load_objects(docs, "seed"), bridge.Hooks(), seed=1)
-    engine.annotate_results = args.annotate == "on"
+    setter = getattr(engine, "set_annotate_results", None)  # the tree before raw scores had none
+    if setter is not None:
+        setter(args.annotate == "on")
+    else:
+        engine.annotate_results = args.annotate == "on"
     while engine.step():
         pass
     pods = [

@@ -117,6 +117,7 @@ class ScheduleOne(ApiCalls):
     metrics: Metrics
     next_start_index: int
     plugin_timing_every: int
+    keep_raw_scores: bool
     profiles: dict[str, Framework]
     queue: SchedulingQueue
     records: list[AttemptRecord]
@@ -152,6 +153,7 @@ class ScheduleOne(ApiCalls):
         self.attempt_count += 1
         self._attempt_marks[pod.uid] = self._mark()
         state = CycleState()
+        state.keep_raw_scores = self.keep_raw_scores
         record = AttemptRecord(
             at=self.clock.now(),
             pod=pod.key,

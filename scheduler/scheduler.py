@@ -171,6 +171,8 @@ class Scheduler(ScheduleOne, EventHandlers):
         self.listeners: list[Callable[[AttemptRecord], None]] = []
         # Time each plugin in every Nth attempt (0: never); see `CycleState.plugin_timings`.
         self.plugin_timing_every = 0
+        # Keep each attempt's scores before NormalizeScore (the console's result annotations).
+        self.keep_raw_scores = False
         # Told of each step of a preemption's API calls as it happens (`note_api_call`).
         self.api_call_listeners: list[Callable[[ApiCallEvent], None]] = []
         self.records: list[AttemptRecord] = []

@@ -99,7 +99,7 @@ class EngineHost:
                 debug_filter_failure=failures,
             )
         self.engine.plugin_timing(settings.PLUGIN_TIMING_EVERY)
-        self.engine.annotate_results = settings.RESULT_ANNOTATIONS
+        self.engine.set_annotate_results(settings.RESULT_ANNOTATIONS)
         # Work from the engine's own threads (a live cluster's sync) is handed to this loop.
         self.engine.extra["post"] = self.post
         if settings.CLUSTER_MODE == "simulated":

@@ -91,6 +91,9 @@ class ScoreOutcome:
     totals: npt.NDArray[np.int64]
     error: Status | None = None
     debug_top_n: int = 0
+    raw: npt.NDArray[np.int64] | None = None
+    """The scores before NormalizeScore, when the cycle kept them (`CycleState.keep_raw_scores`)
+    and a plugin normalized (else they are `matrix`)."""
 
     def top_columns(self, n: int | None) -> list[int]:
         """Column indexes by total descending (ties keep evaluation order), the first n or all."""
@@ -502,6 +505,7 @@ class Framework:
             infos = NodeList(snapshot, positions)
         entries = [e for e in self.points["score"] if e.name not in state.skip_score_plugins]
         matrix = np.zeros((len(entries), len(positions)), dtype=np.int64)
+        before: dict[int, npt.NDArray[np.int64]] | None = {} if state.keep_raw_scores else None
         for row, entry in enumerate(entries):
             t = time.perf_counter() if timing is not None else 0.0
             try:
@@ -529,6 +533,8 @@ class Framework:
                             )
                         raw[j] = value
                 if entry.extensions is not None:
+                    if before is not None:
+                        before[row] = raw.copy()
                     status = entry.extensions.normalize_score(state, pod, raw)
                     if not status.success:
                         return self._invalid_score(positions, entries, matrix, row) or self._score_error(
@@ -555,6 +561,10 @@ class Framework:
         )
         self.recorder.extension_point("Score", Code.SUCCESS, self.profile_name, time.perf_counter() - mid)
         outcome = ScoreOutcome(positions, [e.name for e in entries], weights, matrix, totals.astype(np.int64))
+        if before:
+            outcome.raw = matrix.copy()
+            for row, scores in before.items():
+                outcome.raw[row] = scores
         if ext is not None and ext.flags.top_n > 0:
             # debugTopNScores: rows are built from the arrays only when read (log, record, stream).
             outcome.debug_top_n = ext.flags.top_n

@@ -117,6 +117,7 @@ class CycleState:
         "_data",
         "_undo",
         "dry_run",
+        "keep_raw_scores",
         "plugin_timings",
         "record_plugin_metrics",
         "skip_filter_plugins",
@@ -133,6 +134,8 @@ class CycleState:
         self._undo: list[Callable[[], None]] | None = None
         # A what-if cycle (`Scheduler.evaluate`): plugins must leave no state of their own behind.
         self.dry_run = False
+        # Keep each score plugin's scores before NormalizeScore too (`ScoreOutcome.raw`).
+        self.keep_raw_scores = False
 
     def at_cycle_end(self, undo: Callable[[], None]) -> None:
         """Run `undo` when the scheduling cycle ends (after Permit or the failure's handling).

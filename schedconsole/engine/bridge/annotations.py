@@ -1,13 +1,12 @@
 """Each attempt's result written on the pod of the simulated cluster, as kube-scheduler-simulator
 writes it (kubernetes-sigs/kube-scheduler-simulator `simulator/scheduler/plugin/annotation`): the
 selected node, every evaluated node's filter results ("passed", or the first failing plugin's
-reasons; plugins after it did not run), the scores after NormalizeScore, the weighted scores and the
-nominated node of a preemption, within Kubernetes' 256 KiB limit on a pod's annotations. Not the
+reasons; plugins after it did not run), the raw scores (score-result), the scores after
+NormalizeScore times the plugin's weight (finalscore-result) and the nominated node of a preemption, within Kubernetes' 256 KiB limit on a pod's annotations. Not the
 simulator's result-history: it repeats every attempt's results on the pod (tens of kilobytes each on
 the demo's 48 nodes, written with the pod on every attempt); the console keeps them as the pod's
-attempts (`/api/pods/<ns>/<name>/attempts/`). The simulator's score-result holds the
-raw scores before NormalizeScore; the attempt record keeps normalized scores only, so both maps
-hold normalized scores and finalscore-result multiplies them by the plugin's weight.
+attempts (`/api/pods/<ns>/<name>/attempts/`). The raw scores are the cycle's scores before
+NormalizeScore, kept by the engine only while the annotations are on (`ScoreOutcome.raw`).
 
 Written once per attempt (records updated later, such as a Waiting pod released from Permit, keep
 what the attempt wrote) and only on a pod neither bound nor being bound.
@@ -91,9 +90,9 @@ def result_annotations(record: AttemptRecord, filter_plugins: list[str], max_nod
         template = _TEMPLATES.get(tuple(so.plugins))
         if template is None:
             template = _TEMPLATES[tuple(so.plugins)] = "{" + ",".join(q + '"%d"' for q in _quoted(list(so.plugins))) + "}"
-        matrix = so.matrix[:, cols]
-        weighted = matrix * np.asarray(so.weights, dtype=np.int64)[:, None]
-        scores = ",".join([h + template % tuple(c) for h, c in zip(heads, matrix.T.tolist(), strict=True)])
+        raw = (so.raw if so.raw is not None else so.matrix)[:, cols]
+        weighted = so.matrix[:, cols] * np.asarray(so.weights, dtype=np.int64)[:, None]
+        scores = ",".join([h + template % tuple(c) for h, c in zip(heads, raw.T.tolist(), strict=True)])
         final = ",".join([h + template % tuple(c) for h, c in zip(heads, weighted.T.tolist(), strict=True)])
     seen = set(failing)
     for node in scored:

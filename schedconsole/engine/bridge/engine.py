@@ -309,7 +309,13 @@ class Engine:
                 "mode", f"{what} changes the simulated cluster; this console runs in {self.mode} mode (SCHEDCONSOLE_MODE)"
             )
 
+    def set_annotate_results(self, on: bool) -> None:
+        """Write each attempt's result on its pod (simulated mode), the raw scores kept for it."""
+        self.annotate_results = on
+        self.scheduler.keep_raw_scores = on and self.mode == "simulated"
+
     def _attach(self, scheduler: Scheduler) -> None:
+        scheduler.keep_raw_scores = self.annotate_results and self.mode == "simulated"
         on_record = self.hooks.on_record
         original = scheduler._publish
 

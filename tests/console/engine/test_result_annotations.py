@@ -34,9 +34,13 @@ def test_a_placed_pod_carries_why_it_went_where(engine, api) -> None:
     assert filters[node]["NodeResourcesFit"] == "passed" and set(filters[node].values()) == {"passed"}
     scores, final = json.loads(notes[KEY + "score-result"]), json.loads(notes[KEY + "finalscore-result"])
     assert set(scores) == set(final) == {"node-a", "node-b", "node-c"}
-    # finalscore-result is the normalized score times the plugin's weight (TaintToleration: 3).
-    taint = {n: (int(scores[n]["TaintToleration"]), int(final[n]["TaintToleration"])) for n in scores}
-    assert all(f == 3 * s for s, f in taint.values()) and any(s for s, _ in taint.values()), taint
+    # As kube-scheduler-simulator's resultstore: score-result holds each Score plugin's raw score,
+    # finalscore-result the score after NormalizeScore times the plugin's weight. TaintToleration
+    # counts a node's intolerable PreferNoSchedule taints (none here: raw 0), normalized reversed
+    # to 100, weight 3; NodeResourcesFit does not normalize (weight 1: both maps agree).
+    assert {scores[n]["TaintToleration"] for n in scores} == {"0"}
+    assert {final[n]["TaintToleration"] for n in final} == {"300"}
+    assert all(final[n]["NodeResourcesFit"] == scores[n]["NodeResourcesFit"] for n in scores)
     stored = ClusterObject.objects.get(kind="Pod", name="placed", deleted=False)
     assert stored.node_name == node  # the annotation write did not undo the binding's row
     assert stored.document["metadata"]["annotations"][KEY + "selected-node"] == node
@@ -96,6 +100,11 @@ def _reference(record, filter_plugins: list[str], max_nodes: int) -> dict[str, s
         filters[node] = {**dict.fromkeys(ran, "passed"), plugin: "; ".join(reasons) or code}
     scores = record.scores(max_nodes)
     so = record.score_outcome
+    raw: dict[str, dict[str, int]] = {}
+    if so is not None and so.plugins:
+        before = so.raw if so.raw is not None else so.matrix
+        for j in so.top_columns(max_nodes):
+            raw[record.names[int(so.positions[j])]] = {p: int(before[r, j]) for r, p in enumerate(so.plugins)}
     weight = dict(zip(so.plugins, so.weights, strict=True)) if so is not None and so.plugins else {}
     for node in scores:
         filters.setdefault(node, dict.fromkeys(filter_plugins, "passed"))
@@ -103,7 +112,7 @@ def _reference(record, filter_plugins: list[str], max_nodes: int) -> dict[str, s
         filters.setdefault(record.node, dict.fromkeys(filter_plugins, "passed"))
     out = {
         KEY + "filter-result": dump(filters),
-        KEY + "score-result": dump({n: {p: str(v) for p, v in per.items()} for n, per in scores.items()}),
+        KEY + "score-result": dump({n: {p: str(v) for p, v in per.items()} for n, per in raw.items()}),
         KEY + "finalscore-result": dump({n: {p: str(v * weight[p]) for p, v in per.items()} for n, per in scores.items()}),
         KEY + "postfilter-result": dump(
             {record.nominated_node: {"DefaultPreemption": "preemption victim"}} if record.nominated_node else {}
@@ -138,8 +147,20 @@ def test_the_fragments_make_the_same_text_as_the_plain_build() -> None:
         if not engine.step():
             break
     assert {r.outcome for r in records} >= {"Scheduled", "Unschedulable"} and any(r.nominated_node for r in records)
+    # Raw scores differ from normalized ones where a plugin normalizes (TaintToleration on the
+    # PreferNoSchedule-tainted nodes, NodeAffinity, PodTopologySpread, ...).
+    assert any(
+        r.score_outcome is not None and r.score_outcome.raw is not None and (r.score_outcome.raw != r.score_outcome.matrix).any()
+        for r in records
+    )
     for record in records:
         fwk = engine.scheduler.profiles[record.profile]
         plugins = fwk.plugin_names("filter")
         for max_nodes in (100, 5):
             assert result_annotations(record, plugins, max_nodes) == _reference(record, plugins, max_nodes), record.pod
+    # Off, the engine keeps no raw scores (the copy costs a little every attempt).
+    engine.set_annotate_results(False)
+    engine.create_objects(engine.load_new([pod("after")], "test"), [pod("after")])
+    while engine.step():
+        pass
+    assert records[-1].pod == "default/after" and records[-1].score_outcome.raw is None
