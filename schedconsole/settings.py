@@ -124,6 +124,8 @@ CELERY_WORKER_DIRECT = True
 CELERY_TASK_ROUTES = {"schedconsole.engine.control": {"queue": "engine"}, "schedconsole.replay.part": {"queue": "replay"}}
 # Threads, not processes: an engine worker's tasks must reach the engine thread of its own process.
 CELERY_WORKER_POOL = "threads"
+# Threads of a web process that wait for the engine's answers (schedconsole/engine/client.py).
+ENGINE_CALL_THREADS = env_int("SCHEDCONSOLE_ENGINE_CALL_THREADS", 32, minimum=1)
 CELERY_WORKER_CONCURRENCY = env_int("SCHEDCONSOLE_WORKER_CONCURRENCY", 8, minimum=1)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

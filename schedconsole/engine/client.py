@@ -4,14 +4,20 @@
 in this process (the engine thread answers it); in production it goes to the leader's queue
 through Redis and the engine worker answers it. Either way the operation crosses as its name and
 fields (`operations.to_wire`) and its answer as JSON.
+
+Through Redis, every call runs on one of `ENGINE_CALL_THREADS` long-lived threads. Celery's Redis
+result backend is per thread, with a connection pool and a subscribed connection of its own; under
+ASGI each Django request runs on a new thread, so calling from the request's thread built a new
+backend, connected and subscribed again for every request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
-from asgiref.sync import sync_to_async
 from celery.exceptions import TaskRevokedError
 from celery.exceptions import TimeoutError as CeleryTimeout
 from celery.utils.nodenames import worker_direct
@@ -49,12 +55,32 @@ def call(op: Operation[T], timeout: float | None = None) -> T:
     name, fields = to_wire(op)
     if settings.EMBEDDED:
         answer: ControlAnswer = control.apply(args=(name, fields, wait)).get()
-    else:
+    elif threading.current_thread().name.startswith(_THREAD_PREFIX):
         answer = _remote(name, fields, wait)
+    else:
+        answer = _calls().submit(_remote, name, fields, wait).result()
+    return cast(T, _result(answer))
+
+
+def _result(answer: ControlAnswer) -> Any:
     if "error" in answer:
         raise EngineCallError.of(answer["error"])
-    # The answer is the JSON of `op.run(...)`, whose type is T (checked where the operation is defined).
-    return cast(T, answer["ok"])
+    # The answer is the JSON of `op.run(...)`, whose type is the operation's result type.
+    return answer["ok"]
+
+
+_THREAD_PREFIX = "schedconsole-engine-call"
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _calls() -> ThreadPoolExecutor:
+    """The threads that wait for the engine's answers (made on first use)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(settings.ENGINE_CALL_THREADS, thread_name_prefix=_THREAD_PREFIX)
+        return _pool
 
 
 def _remote(name: str, fields: dict[str, Any], wait: float) -> ControlAnswer:
@@ -98,9 +124,10 @@ def _redis() -> Redis:
 async def acall(op: Operation[T], timeout: float | None = None) -> T:
     """`call` for async views. Embedded, the operation goes straight to the engine thread (what the
     control task's body does) and is awaited without holding a thread; otherwise through Celery."""
-    if not settings.EMBEDDED:
-        return await sync_to_async(call, thread_sensitive=False)(op, timeout)
     wait = float(timeout or settings.CONTROL_TIMEOUT_SECONDS)
+    if not settings.EMBEDDED:
+        name, fields = to_wire(op)
+        return cast(T, _result(await asyncio.wrap_future(_calls().submit(_remote, name, fields, wait))))
     try:
         future = get_host().submit(op)
     except Exception as exc:
