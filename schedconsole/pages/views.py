@@ -234,7 +234,8 @@ def pod(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
         "scores": svg.render(charts.score_bars(rows), width=760) if rows else None,
         "scores_title": scores_title,
         "manifest_yaml": yaml.safe_dump(why["manifest"], sort_keys=False),
-        "simulator_yaml": written_annotations(why["manifest"]) or (simulator_annotations(history[0]["id"]) if history else ""),
+        "simulator_yaml": written_annotations(why["manifest"])
+        or (simulator_annotations(history[0]["id"], why["filterPlugins"]) if history else ""),
         "simulator_written": bool(written_annotations(why["manifest"])),
         "editable": settings.CLUSTER_MODE == "simulated",
         "profiles": call(ops.GetStats())["profiles"],
@@ -258,20 +259,26 @@ def written_annotations(manifest: Mapping[str, Any]) -> str:
     return yaml.safe_dump({"metadata": {"annotations": written}}, sort_keys=False, width=1 << 16)
 
 
-def simulator_annotations(attempt_id: int) -> str:
+def simulator_annotations(attempt_id: int, filter_plugins: list[str]) -> str:
     """An attempt's result as kube-scheduler-simulator writes it on the pod (its annotation keys,
     JSON values, scores as strings), as YAML: the selected node, each failing node's first failing
-    filter (nodes that passed every filter read "passed" where the record kept them), the kept
+    filter with the plugins before it "passed" (`filter_plugins`: the profile's Filter plugins now;
+    nodes that passed every filter read "passed" for each where the record kept them), the kept
     nodes' normalized scores per plugin (`score-result`) and each of those times the plugin's
     weight (`finalscore-result`, node → plugin → weighted score, as the simulator's resultstore
     keeps it; attempts stored before the weights were kept have none)."""
     attempt = Attempt.objects.get(pk=attempt_id)
     data = attempt_json(attempt, full=True)
-    filters: dict[str, dict[str, str]] = {
-        n: {f["plugin"]: "; ".join(f["reasons"]) or f["code"]} for n, f in data.get("filter", {}).items()
-    }
+    filters: dict[str, dict[str, str]] = {}
+    for n, f in data.get("filter", {}).items():
+        plugin = f["plugin"]
+        ran = filter_plugins[: filter_plugins.index(plugin)] if plugin in filter_plugins else []
+        filters[n] = {**dict.fromkeys(ran, "passed"), plugin: "; ".join(f["reasons"]) or f["code"]}
+    passed = dict.fromkeys(filter_plugins or ["(every filter)"], "passed")
     for node in data.get("totals", {}):
-        filters.setdefault(node, {"(every filter)": "passed"})
+        filters.setdefault(node, dict(passed))
+    if data.get("node"):
+        filters.setdefault(data["node"], dict(passed))
     scores = {n: {p: str(v) for p, v in per.items()} for n, per in data.get("scores", {}).items()}
     annotations = {
         f"{SIMULATOR}/selected-node": data.get("node") or "",

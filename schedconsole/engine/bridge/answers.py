@@ -487,6 +487,7 @@ class Explanation(TypedDict):
     boundTo: str | None
     manifest: Document
     otherScheduler: str | None  # the pod's schedulerName when no profile of ours runs it
+    filterPlugins: list[str]  # the Filter plugins of the pod's profile now, in order ([] if none of ours)
 
 
 class PreviewPod(TypedDict):

@@ -40,6 +40,7 @@ def explain(engine: Engine, namespace: str, name: str) -> Explanation:
     (document.get("spec") or {}).pop("nodeName", None)
     document.pop("status", None)
     ours = pod.scheduler_name in engine.scheduler.profiles
+    filter_plugins = engine.scheduler.profiles[pod.scheduler_name].plugin_names("filter") if ours else []
     if pod.node_name or not ours:
         # Run again now, a bound pod would meet its own requests on its node: its decision record
         # (the history) says why it went there instead. A pod naming no profile of ours is another
@@ -56,6 +57,7 @@ def explain(engine: Engine, namespace: str, name: str) -> Explanation:
             boundTo=pod.node_name or None,
             manifest=document,
             otherScheduler=None if ours else pod.scheduler_name,
+            filterPlugins=filter_plugins,
         )
     record, probe = whatif_record(engine, document, None)
     failures = record.filter_failures()
@@ -86,6 +88,7 @@ def explain(engine: Engine, namespace: str, name: str) -> Explanation:
         boundTo=pod.node_name or None,
         manifest=document,
         otherScheduler=None,
+        filterPlugins=filter_plugins,
     )
 
 

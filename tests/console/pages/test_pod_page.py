@@ -84,6 +84,16 @@ def test_a_pod_without_written_results_shows_per_plugin_weighted_scores(engine, 
         assert int(per["TaintToleration"]) == 3 * int(scores[n]["TaintToleration"])  # its weight is 3
         assert per["NodeResourcesFit"] == scores[n]["NodeResourcesFit"]  # weight 1
     assert any(int(per["TaintToleration"]) for per in final.values())
+    filters = json.loads(notes[key + "filter-result"])
+    assert set(filters[node].values()) == {"passed"} and {"NodeResourcesFit", "TaintToleration"} <= set(filters[node])
+    # A node that failed a filter: the plugins before the failing one passed (it read only the
+    # failing plugin, and a passing node "(every filter)": passed).
+    api.post("/api/pods/", pod("unwritten-big", cpu="3"), format="json")
+    wait_for(lambda: api.get("/api/pods/default/unwritten-big/").json()["node"])
+    settle(engine)
+    big = json.loads(_simulator_yaml(client.get("/pods/default/unwritten-big/").content.decode())[key + "filter-result"])
+    assert big["node-c"]["NodeResourcesFit"].startswith("Insufficient cpu") and big["node-c"]["NodeUnschedulable"] == "passed"
+    assert "(every filter)" not in json.dumps(big)
     # An attempt stored before the weights were kept: no finalscore-result rather than a wrong one.
     from schedconsole.history.models import Attempt
 
