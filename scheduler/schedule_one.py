@@ -21,7 +21,6 @@ from scheduler.cluster.errors import APIError, NotFoundError, Retry
 from scheduler.framework.batch import OpportunisticBatch, other_nodes
 from scheduler.framework.feasible import FilterOutcome
 from scheduler.framework.nodeinfo import NodeInfo
-from scheduler.framework.nodestatus import NodeStatusReader
 from scheduler.framework.runtime import Framework, ScoreOutcome, absent_nodes_reason
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import (
@@ -35,6 +34,7 @@ from scheduler.framework.types import (
     fit_error_message,
 )
 from scheduler.metrics import Metrics
+from scheduler.nodestatus import NodeStatusReader
 from scheduler.plugins.defaultbinder import NAME as DEFAULT_BINDER
 from scheduler.preemption.evaluator import NOMINATING_KEY, VICTIMS_KEY
 from scheduler.queue import SchedulingQueue

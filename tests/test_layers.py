@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "scheduler.metrics",
         "scheduler.scheduler",
         "scheduler.schedule_one",
+        "scheduler.nodestatus",
         "scheduler.eventhandlers",
         "scheduler.apicalls",
     ),
