@@ -9,6 +9,10 @@ The control plane comes from ../shared/k8s (etcd, kube-apiserver; see tests/supp
 ready (binds one pod), is stopped (SIGSTOP) while the backlog is created, and resumed (SIGCONT);
 the run's time is from the resume to the last binding a watch sees, and its CPU seconds are the
 scheduler process's (user + system) over the same span, beside kube-apiserver's and etcd's.
+Each run also reports the requests kube-apiserver served over that span and, once every pod's
+`Scheduled` Event has been written, the time that took and the CPU seconds until then
+(`cpu_ms_per_pod_with_events`; `all_...`: with kube-apiserver's and etcd's), since Events
+written after the last binding cost nothing within the drain.
 kube-scheduler (A) and ours (B) alternate A B B A A B...; the output is one JSON line per run and
 a summary with the medians and the ratio of pods/s (ours over kube-scheduler's) and of CPU
 seconds per pod, and each round's ratio (a round: two consecutive runs, one of each) with their
@@ -195,12 +199,35 @@ def one_run(plane: Any, api: Any, who: str, pods: int, qps: float, burst: int, r
         wanted = set(names)
         watcher = threading.Thread(target=watch, daemon=True)
         server_pids = [int((plane.state / f"{name}.pid").read_text()) for name in ("apiserver", "etcd")]
+        # Until every pod's Scheduled Event is written too: the time and the CPU seconds then
+        # (a scheduler that writes its Events after its bindings pays for them past the drain).
+        events_version = api.get(f"/apis/events.k8s.io/v1/namespaces/{NS}/events")["metadata"]["resourceVersion"]
+        told: set[str] = set()
+        told_at: list[float] = []
+        events_done = threading.Event()
+
+        def watch_events() -> None:
+            while not events_done.is_set() and not stopping.is_set():
+                for event in api.watch(f"/apis/events.k8s.io/v1/namespaces/{NS}/events", events_version, 300):
+                    obj = event["object"]
+                    if event["type"] != "ADDED" or obj.get("reason") != "Scheduled":
+                        continue
+                    if (obj.get("regarding") or {}).get("name") in wanted:
+                        told.add(obj["regarding"]["name"])
+                        if len(told) == len(wanted):
+                            told_at.extend([time.monotonic(), cpu_seconds(proc.pid), *(cpu_seconds(p) for p in server_pids)])
+                            events_done.set()
+                            return
+
+        stopping = threading.Event()
+        event_watcher = threading.Thread(target=watch_events, daemon=True)
         server_before = [cpu_seconds(pid) for pid in server_pids]
         requests_before = request_counts(api)
         cpu_before = cpu_seconds(proc.pid)
         resumed = time.monotonic()
         os.kill(proc.pid, signal.SIGCONT)
         watcher.start()
+        event_watcher.start()
         finished = done.wait(600)
         cpu = cpu_seconds(proc.pid) - cpu_before
         apiserver_cpu, etcd_cpu = (cpu_seconds(pid) - before for pid, before in zip(server_pids, server_before, strict=True))
@@ -210,6 +237,17 @@ def one_run(plane: Any, api: Any, who: str, pods: int, qps: float, burst: int, r
         # what each scheduler asked of it, beside the CPU it took.
         served = {k: int(v - requests_before.get(k, 0.0)) for k, v in requests_after.items()}
         served = {k: v for k, v in sorted(served.items(), key=lambda kv: -kv[1]) if v >= 10}
+        events_done.wait(120)
+        stopping.set()
+        with_events = {}
+        if told_at:
+            at, own, apiserver_end, etcd_end = told_at
+            total = (own - cpu_before) + (apiserver_end - server_before[0]) + (etcd_end - server_before[1])
+            with_events = {
+                "events_seconds": round(at - resumed, 3),
+                "cpu_ms_per_pod_with_events": round(1000 * (own - cpu_before) / len(wanted), 3),
+                "all_cpu_ms_per_pod_with_events": round(1000 * total / len(wanted), 3),
+            }
     finally:
         os.kill(proc.pid, signal.SIGCONT)
         proc.terminate()
@@ -229,6 +267,7 @@ def one_run(plane: Any, api: Any, who: str, pods: int, qps: float, burst: int, r
         "apiserver_cpu_seconds": round(apiserver_cpu, 3),
         "etcd_cpu_seconds": round(etcd_cpu, 3),
         "requests": served,
+        **with_events,
     }
 
 
@@ -299,6 +338,10 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             "pods_per_second": statistics.median(r["pods_per_second"] for r in mine),
             "cpu_ms_per_pod": statistics.median(r["cpu_ms_per_pod"] for r in mine),
         }
+        for key in ("events_seconds", "cpu_ms_per_pod_with_events", "all_cpu_ms_per_pod_with_events"):
+            values = [r[key] for r in mine if key in r]
+            if values:
+                out[who][key] = statistics.median(values)
     # Rounds: consecutive pairs of runs (A B, B A, ...), each ours over kube-scheduler's.
     rounds = []
     for first, second in zip(results[::2], results[1::2], strict=False):
@@ -310,6 +353,9 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     ks, ours = out["kube-scheduler"], out["schedconsole"]
     out["ratio_pods_per_second"] = round(ours["pods_per_second"] / ks["pods_per_second"], 3) if ks["pods_per_second"] else None
     out["ratio_cpu_per_pod"] = round(ours["cpu_ms_per_pod"] / ks["cpu_ms_per_pod"], 3) if ks["cpu_ms_per_pod"] else None
+    for key in ("cpu_ms_per_pod_with_events", "all_cpu_ms_per_pod_with_events"):
+        if ks.get(key) and ours.get(key):
+            out[f"ratio_{key}"] = round(ours[key] / ks[key], 3)
     return out
 
 

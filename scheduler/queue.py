@@ -231,16 +231,21 @@ class SchedulingQueue:
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         pop_from_backoff: bool = True,
+        sort_key: Callable[[QueuedPodInfo], tuple[Any, ...]] | None = None,
     ) -> None:
-        """`hints`: the events each profile's plugins registered, with their queueing hints."""
+        """`hints`: the events each profile's plugins registered, with their queueing hints;
+        `sort_key`: `less` as a key, when the QueueSort plugin has one."""
         self._less = less
+        self._sort_key = sort_key
         self._pre_enqueue = pre_enqueue
         self.hints = hints
         self._now = now
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.pop_from_backoff = pop_from_backoff
-        self._active: list[_Active] = []
+        # Heap items: (*sort key, seq, entry) when the QueueSort plugin gives a key (tuples compare
+        # without a Python call), else (entry,) ordered by `less`.
+        self._active: list[tuple[Any, ...]] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
         self._unschedulable = _Pool()
         self._where = _Places()
@@ -287,8 +292,10 @@ class SchedulingQueue:
             return False
         qpi.gated_by = ""
         qpi.gated_message = ""
-        entry = _Active(qpi, next(self._seq), self._less)
-        heapq.heappush(self._active, entry)
+        seq = next(self._seq)
+        entry = _Active(qpi, seq, self._less)
+        key = self._sort_key
+        heapq.heappush(self._active, (*key(qpi), seq, entry) if key is not None else (entry,))
         if self.next_pod is not None:
             self._active_entry[qpi.pod.uid] = entry
         self._where[qpi.pod.uid] = "active"
@@ -324,7 +331,7 @@ class SchedulingQueue:
                 return pulled
         while self._active or self._backoff:
             if self._active:
-                top = heapq.heappop(self._active)
+                top = heapq.heappop(self._active)[-1]
                 if top.taken:
                     continue
                 qpi = top.qpi

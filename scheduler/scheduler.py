@@ -194,6 +194,7 @@ class Scheduler(ScheduleOne, EventHandlers):
             initial_backoff=float(config.pod_initial_backoff_seconds),
             max_backoff=float(config.pod_max_backoff_seconds),
             pop_from_backoff=pop_from_backoff,
+            sort_key=first.sort_key,
         )
         # scheduler_pending_pods is read from the queue whenever metrics are exported.
         self.metrics.pending_source = self.queue.pending

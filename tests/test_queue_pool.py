@@ -254,3 +254,31 @@ def test_gated_pod_nomination_reaches_the_nominator_only_through_active_q() -> N
     assert q.nominated_pods_for_node("n1") == []
     q.add(dataclasses.replace(make_pod("free", cpu="2"), nominated_node_name="n1"))
     assert [p.pod.name for p in q.nominated_pods_for_node("n1")] == ["free"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 4)), min_size=1, max_size=30))
+def test_activeq_pops_in_the_same_order_with_priority_sorts_key(pods: list[tuple[int, int]]) -> None:
+    """PrioritySort's `sort_key` (tuples compared in C) orders activeQ exactly as its `less`:
+    priority, then the time the pod entered, then arrival order."""
+    from scheduler.plugins.queuesort import PrioritySort
+
+    sort = PrioritySort()
+    orders = []
+    for key in (None, sort.sort_key):
+        clock = {"now": 0.0}
+        q = SchedulingQueue(
+            less=sort.less,
+            pre_enqueue=lambda pod: Status(),
+            hints=HintMap([]),
+            now=lambda clock=clock: clock["now"],
+            sort_key=key,
+        )
+        for i, (priority, at) in enumerate(pods):
+            clock["now"] = float(at)
+            q.add(make_pod(f"p{i}", priority=priority))
+        popped = []
+        while (qpi := q.pop()) is not None:
+            popped.append(qpi.pod.name)
+        orders.append(popped)
+    assert orders[0] == orders[1] and len(orders[0]) == len(pods)

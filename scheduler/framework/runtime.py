@@ -257,6 +257,12 @@ class Framework:
         """QueueSort's ordering."""
         return bool(self.points["queue_sort"][0].plugin.less(a, b))
 
+    @property
+    def sort_key(self) -> Callable[[QueuedPodInfo], tuple[Any, ...]] | None:
+        """The QueueSort plugin's `sort_key` when it has one: a key whose order is `less`'s, so
+        activeQ compares tuples instead of calling `less` (PrioritySort has one)."""
+        return getattr(self.points["queue_sort"][0].plugin, "sort_key", None)
+
     # ----- PreFilter / Filter ----------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status, set[str]]:
         """PreFilter: returns the merged node restriction, the status and the plugins that rejected

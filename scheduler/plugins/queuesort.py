@@ -21,6 +21,10 @@ class PrioritySort:
         pa, pb = a.pod.effective_priority, b.pod.effective_priority
         return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
+    def sort_key(self, qpi: QueuedPodInfo) -> tuple[int, float]:
+        """`less` as a key: a before b exactly when key(a) < key(b)."""
+        return -qpi.pod.effective_priority, qpi.timestamp
+
 
 def new(args: object | None, handle: Handle) -> PrioritySort:
     """Build the plugin; it takes no args."""
