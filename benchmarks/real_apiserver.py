@@ -32,7 +32,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -272,13 +271,12 @@ def one_run(plane: Any, api: Any, who: str, pods: int, qps: float, burst: int, r
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=500)
-    parser.add_argument("--pods", type=int, default=2000)
+    from tests.support.controlplane import bench_parser
+
+    parser = bench_parser(__doc__.split("\n\n")[0], nodes=500, pods=2000)
     parser.add_argument("--runs", type=int, default=3, help="runs of each scheduler, interleaved A B B A A B ...")
     parser.add_argument("--qps", type=float, default=5000.0, help="client QPS of both schedulers")
     parser.add_argument("--burst", type=int, default=5000)
-    parser.add_argument("--state", default="", help="control plane state directory (default: a temporary one)")
     parser.add_argument(
         "--profile", default="", help="path prefix: our runs' loop profile (.prof) and per-thread CPU (.threads.json)"
     )
@@ -289,40 +287,33 @@ def main() -> int:
         return 0
 
     from tests.support.builders import node_doc
-    from tests.support.controlplane import ControlPlane, Kubelet, namespace, unavailable, unpacked_binaries
+    from tests.support.controlplane import Kubelet, bench_plane, bench_refused, namespace
 
-    reason = unavailable()
-    if reason:
-        print(f"real_apiserver: {reason}", file=sys.stderr)
+    if bench_refused("real_apiserver"):
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        state = pathlib.Path(args.state or tmp)
-        plane = ControlPlane(state / "k8s", unpacked_binaries(state / "bin")).start()
-        try:
-            api = plane.api
-            namespace(api, NS)
-            kubelet = Kubelet(api)
-            zones = ("zone-a", "zone-b", "zone-c")
-            nodes = [
-                node_doc(
-                    f"node-{i:04d}",
-                    cpu=("4", "8", "16")[i % 3],
-                    memory="64Gi",
-                    labels={"topology.kubernetes.io/zone": zones[i % 3]},
-                )
-                for i in range(args.nodes)
-            ]
-            with ThreadPoolExecutor(8) as pool:
-                list(pool.map(kubelet.add_node, nodes))
-            order = ["kube-scheduler", "schedconsole", "schedconsole", "kube-scheduler"]
-            sequence = [order[i % 4] for i in range(2 * args.runs)]
-            results = []
-            for run, who in enumerate(sequence):
-                result = one_run(plane, api, who, args.pods, args.qps, args.burst, run, args.profile)
-                print(json.dumps(result), flush=True)
-                results.append(result)
-        finally:
-            plane.stop()
+    with bench_plane(args.state) as plane:
+        api = plane.api
+        namespace(api, NS)
+        kubelet = Kubelet(api)
+        zones = ("zone-a", "zone-b", "zone-c")
+        nodes = [
+            node_doc(
+                f"node-{i:04d}",
+                cpu=("4", "8", "16")[i % 3],
+                memory="64Gi",
+                labels={"topology.kubernetes.io/zone": zones[i % 3]},
+            )
+            for i in range(args.nodes)
+        ]
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(kubelet.add_node, nodes))
+        order = ["kube-scheduler", "schedconsole", "schedconsole", "kube-scheduler"]
+        sequence = [order[i % 4] for i in range(2 * args.runs)]
+        results = []
+        for run, who in enumerate(sequence):
+            result = one_run(plane, api, who, args.pods, args.qps, args.burst, run, args.profile)
+            print(json.dumps(result), flush=True)
+            results.append(result)
     summary = summarize(results)
     print(json.dumps(summary), flush=True)
     return 0 if all(r["complete"] for r in results) else 1

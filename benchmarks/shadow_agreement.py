@@ -14,40 +14,30 @@ missed (first seen bound), left pending and refused.
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
-import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, default=20)
-    parser.add_argument("--pods", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--state", default="", help="keep the control plane's state and logs here")
-    args = parser.parse_args()
-
-    from tests.support.controlplane import ControlPlane, Kubelet, unavailable, unpacked_binaries
+    from tests.support.controlplane import Kubelet, bench_parser, bench_plane, bench_refused
     from tests.support.shadowrun import run_shadow
 
-    reason = unavailable()
-    if reason:
-        print(f"shadow_agreement: {reason}", file=sys.stderr)
+    parser = bench_parser(__doc__.splitlines()[0], nodes=20, pods=500)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    if bench_refused("shadow_agreement"):
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        state = pathlib.Path(args.state or tmp)
-        plane = ControlPlane(state / "k8s", unpacked_binaries(state / "bin")).start()
+    with bench_plane(args.state) as plane:
         kubelet = Kubelet(plane.api).start()
         try:
             report, _ = run_shadow(plane, plane.api, kubelet, args.nodes, args.pods, seed=args.seed)
         finally:
             kubelet.stop()
-            plane.stop()
     for entry in report["disagreements"] + report["changed"]:
         keep = ("pod", "outcome", "ours", "theirs", "explanation")
         print(json.dumps({k: entry.get(k) for k in keep}), flush=True)

@@ -8,6 +8,8 @@ urllib3 with the admin token, so a fault in the backend's connection handling ca
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -16,6 +18,8 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -47,6 +51,37 @@ def unavailable() -> str:
         if shutil.which(tool) is None:
             return f"no {tool} on PATH (../shared/k8s/up.sh needs it)"
     return ""
+
+
+def bench_parser(description: str, *, nodes: int, pods: int) -> argparse.ArgumentParser:
+    """A control-plane benchmark's parser with the arguments each one takes: --nodes, --pods, --state."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--nodes", type=int, default=nodes)
+    parser.add_argument("--pods", type=int, default=pods)
+    parser.add_argument(
+        "--state", default="", help="keep the control plane's state and logs here (default: a temporary directory)"
+    )
+    return parser
+
+
+def bench_refused(prog: str) -> bool:
+    """Whether a benchmark cannot start a control plane here (the reason printed to stderr)."""
+    reason = unavailable()
+    if reason:
+        print(f"{prog}: {reason}", file=sys.stderr)
+    return bool(reason)
+
+
+@contextlib.contextmanager
+def bench_plane(state: str) -> Iterator[ControlPlane]:
+    """A benchmark's started control plane under `state` (or a temporary directory), stopped on exit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(state or tmp)
+        plane = ControlPlane(root / "k8s", unpacked_binaries(root / "bin")).start()
+        try:
+            yield plane
+        finally:
+            plane.stop()
 
 
 def etcd_binary() -> str:
