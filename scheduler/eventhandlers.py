@@ -49,7 +49,7 @@ def results_only(event: WatchEvent) -> bool:
     return all(k.startswith(RESULT_ANNOTATION_PREFIX) for k in changed)
 
 
-_POD_FIELDS = tuple(f.name for f in dataclasses.fields(Pod) if f.name != "meta")
+_POD_FIELDS = tuple(f.name for f in dataclasses.fields(Pod) if f.name not in ("meta", "kube_qos"))
 _META_FIELDS = tuple(f.name for f in dataclasses.fields(ObjectMeta) if f.name != "annotations")
 
 

@@ -85,7 +85,14 @@ _QOS_RESOURCES = ("cpu", "memory")  # isSupportedQoSComputeResource
 def kube_qos_class(pod: Pod) -> str:
     """The pod's Kubernetes QoS class (`qos.GetPodQOS`, what kube-apiserver writes to
     status.qosClass): BestEffort without cpu/memory requests or limits, Guaranteed when every
-    container (or the pod-level resources) limits cpu and memory at its requests, else Burstable."""
+    container (or the pod-level resources) limits cpu and memory at its requests, else Burstable.
+    Computed once per pod object (LoadAware asks for every pod it places)."""
+    if not pod.kube_qos:
+        pod.kube_qos = _kube_qos_class(pod)
+    return pod.kube_qos
+
+
+def _kube_qos_class(pod: Pod) -> str:
     if pod.pod_requests:
         # Pod-level resources decide alone (PodLevelResources); their limits are in the document.
         level = ((pod.raw.get("spec") or {}).get("resources") or {}).get("limits") or {}

@@ -260,6 +260,9 @@ class Pod:
     nonzero_memory: int = 0
     volumes: tuple[Volume, ...] = ()
     workload_ref: WorkloadRef | None = None
+    kube_qos: str = ""
+    """The Kubernetes QoS class once computed (`api.koordinator.kube_qos_class`); "" until then.
+    Kept across `with_changes`, which never changes resources (a pod's QoS class is immutable)."""
 
     @property
     def name(self) -> str:

@@ -160,6 +160,10 @@ class OpportunisticBatch:
 
     def get_node_hint(self, state: CycleState, pod: Any, cycle: int) -> tuple[str, Signature | None]:
         """`GetNodeHint`: the node to try first ("" for none) and the pod's signature."""
+        if self.signers is None:
+            # A profile that cannot batch signs no pod and so never stores a list: no hint.
+            self.attempts[ATTEMPT_NO_HINT] = self.attempts.get(ATTEMPT_NO_HINT, 0) + 1
+            return "", None
         signature = sign_pod(self.signers, pod)
         if not self._compatible(state, pod, signature, cycle):
             self._attempt(ATTEMPT_NO_HINT)

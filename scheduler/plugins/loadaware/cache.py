@@ -114,15 +114,17 @@ def custom_scaling_factors(pod: Pod) -> dict[str, int]:
     return {str(k): int(v) for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
-def estimate_pod(pod: Pod, args: LoadAwareSchedulingArgs) -> dict[str, int]:
-    """`DefaultEstimator.EstimatePod`: estimated usage per resource of the scaling factors."""
+def estimate_pod(pod: Pod, args: LoadAwareSchedulingArgs, priority: str | None = None) -> dict[str, int]:
+    """`DefaultEstimator.EstimatePod`: estimated usage per resource of the scaling factors
+    (`priority`: the pod's priority class, when the caller has it)."""
     factors = custom_scaling_factors(pod) if args.allow_customize_estimation else {}
     if not factors:
         factors = dict(args.estimated_scaling_factors)
     else:
         for name, value in args.estimated_scaling_factors.items():
             factors.setdefault(name, value)
-    priority = priority_class(pod)
+    if priority is None:
+        priority = priority_class(pod)
     out: dict[str, int] = {}
     if not any(c.limits for c in (*pod.containers, *pod.init_containers)):
         # No limits: the pod's integer requests (MilliValue/Value, rounded up) are all it takes.
@@ -191,6 +193,8 @@ class AssignedPod:
     timestamp: float
     estimated: Vector | None
     deadline: float | None
+    prod: bool = False
+    """Of the prod priority class when counted (its deltas are taken back as they were added)."""
 
 
 @dataclass(slots=True)
@@ -315,17 +319,20 @@ class PodAssignCache:
             return timestamp + after_scheduled
         return None
 
-    def assign(self, node_name: str, pod: Pod, now: float, estimate: Vector | None = None) -> None:
-        """Count a pod on a node (Reserve, or a bound pod seen by the informer); `estimate` if known.
+    def assign(self, node_name: str, pod: Pod, now: float, estimate: Vector | None = None, priority: str | None = None) -> None:
+        """Count a pod on a node (Reserve, or a bound pod seen by the informer); `estimate` and
+        `priority` (its priority class) if known.
         A Reservation's reserve pod is never counted (`podAssignCache.assign`): what it holds is
         not used until an owner runs there."""
         if not node_name or pod.phase in ("Succeeded", "Failed") or is_reserve_pod(pod):
             return
-        vec = estimate if estimate is not None else to_vec(self.names, estimate_pod(pod, self.args))
+        if priority is None:
+            priority = priority_class(pod)
+        vec = estimate if estimate is not None else to_vec(self.names, estimate_pod(pod, self.args, priority))
         estimated = vec if vec.any() else None
         scheduled = _condition_time(pod, "PodScheduled")
         timestamp = scheduled if scheduled is not None else now
-        info = AssignedPod(pod, timestamp, estimated, self._deadline(pod, timestamp))
+        info = AssignedPod(pod, timestamp, estimated, self._deadline(pod, timestamp), priority == PRIORITY_PROD)
         load = self.node(node_name)
         old = load.pods.get(pod.uid)
         load.pods[pod.uid] = info
@@ -373,7 +380,7 @@ class PodAssignCache:
         row = load.row
         key = (info.pod.namespace, info.pod.name)
         usage = load.pod_usages.get(key)
-        prod = priority_class(info.pod) == PRIORITY_PROD
+        prod = info.prod
         active_prod = prod and key in load.prod_pods
         if active_prod and usage is not None:
             self.prod_usage[row] += sign * usage
@@ -381,9 +388,9 @@ class PodAssignCache:
         if estimated is None:
             return
         should = self._should_estimate(load, info, usage)
+        positive = None
         if should:
-            delta = estimated - usage if usage is not None else estimated
-            positive = np.maximum(delta, 0)
+            positive = np.maximum(estimated - usage if usage is not None else estimated, 0)
             if positive.any():
                 self.node_delta[row] += sign * positive
                 (load.node_delta_pods.add if sign > 0 else load.node_delta_pods.discard)(key)
@@ -392,13 +399,15 @@ class PodAssignCache:
         if not prod:
             return
         if not active_prod and usage is not None:
-            usage, should = None, True
-        if should:
-            delta = estimated - usage if usage is not None else estimated
-            positive = np.maximum(delta, 0)
-            if positive.any():
-                self.prod_delta[row] += sign * positive
-                (load.prod_delta_pods.add if sign > 0 else load.prod_delta_pods.discard)(key)
+            # Usage reported, but not as a prod pod's: the prod delta takes the whole estimate.
+            positive = np.maximum(estimated, 0)
+        elif not should:
+            return
+        # Otherwise (usage None, or a prod pod's usage) the prod delta is the node delta's term.
+        assert positive is not None
+        if positive.any():
+            self.prod_delta[row] += sign * positive
+            (load.prod_delta_pods.add if sign > 0 else load.prod_delta_pods.discard)(key)
 
     def _remove(self, load: NodeLoad, info: AssignedPod) -> None:
         self._add(load, info, -1)
@@ -452,6 +461,7 @@ class PodAssignCache:
         load.prod_delta_pods = set()
         load.node_estimated_pods = set()
         for info in load.pods.values():
+            info.prod = priority_class(info.pod) == PRIORITY_PROD
             self._add(load, info)
         self._refresh(row)
         self.version += 1

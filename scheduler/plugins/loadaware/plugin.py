@@ -178,6 +178,10 @@ class LoadAwareScheduling:
         self.args_version = 0
         self._flags_key: tuple[Any, ...] | None = None
         self._memos: dict[tuple[Any, ...], list[Any]] = {}
+        # The last answers of _row_index, _position_index and _node_tables, with what they hold for.
+        self._rows_hit: tuple[Any, ...] | None = None
+        self._positions_hit: tuple[Any, ...] | None = None
+        self._tables_hit: tuple[Any, ...] | None = None
         self._flags: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]] = (
             np.zeros(0, dtype=np.bool_),
         ) * 3
@@ -254,11 +258,17 @@ class LoadAwareScheduling:
     # ----- shared helpers -----------------------------------------------------------------------
     def _incoming(self, state: CycleState, pod: Pod) -> npt.NDArray[np.int64]:
         """The incoming pod's estimate, computed once per cycle (`addEstimatedOfIncoming`)."""
-        vec = state.get(STATE_KEY)
-        if vec is None:
-            vec = to_vec(self.names, estimate_pod(pod, self.args))
-            state.write(STATE_KEY, vec)
-        return vec  # type: ignore[no-any-return]
+        found = state.get(STATE_KEY)
+        if found is None:
+            found = self._estimate(state, pod)
+        return found[0]  # type: ignore[no-any-return]
+
+    def _estimate(self, state: CycleState, pod: Pod) -> tuple[npt.NDArray[np.int64], str]:
+        """The pod's estimate and priority class, kept in the cycle state (one priority_class per cycle)."""
+        priority = priority_class(pod)
+        found = (to_vec(self.names, estimate_pod(pod, self.args, priority)), priority)
+        state.write(STATE_KEY, found)
+        return found
 
     def _expired(self, name: str) -> bool:
         """`isNodeMetricExpired` for a node with a NodeMetric."""
@@ -350,8 +360,13 @@ class LoadAwareScheduling:
                 alloc[pos] = self._allocatable(node)
             return ids, list(profiles), alloc
 
+        hit = self._tables_hit
+        if hit is not None and hit[0] is snapshot and hit[1] == snapshot.node_generation and hit[2] == self.args_version:
+            return hit[3]  # type: ignore[no-any-return]
         key = (NAME, id(self), self.args_version, "tables")
-        return snapshot.cached(key, build)  # type: ignore[return-value]
+        tables = snapshot.cached(key, build)
+        self._tables_hit = (snapshot, snapshot.node_generation, self.args_version, tables)
+        return tables  # type: ignore[return-value]
 
     def _rows(self, snapshot: Snapshot, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """The cache rows of the nodes at `positions` (0 when the cache does not know a node)."""
@@ -360,14 +375,28 @@ class LoadAwareScheduling:
         return np.fromiter((row_of(names[int(p)]) for p in positions), dtype=np.int64, count=len(positions))
 
     def _row_index(self, snapshot: Snapshot) -> npt.NDArray[np.int64]:
+        """Per snapshot position, the node's cache row (read several times a cycle: the last
+        answer is kept while the snapshot's nodes and the cache's rows stay as they were)."""
+        cache = self.cache
+        hit = self._rows_hit
+        if (
+            hit is not None
+            and hit[0] is snapshot
+            and hit[1] == snapshot.node_generation
+            and hit[2] is cache
+            and hit[3] == len(cache.nodes)
+        ):
+            return hit[4]  # type: ignore[no-any-return]
+
         def build() -> list[Any]:
             return [-1, None]
 
         memo: list[Any] = snapshot.cached((NAME, id(self), "rows"), build)  # type: ignore[assignment]
-        layout = len(self.cache.nodes), id(self.cache)
+        layout = len(cache.nodes), id(cache)
         if memo[0] != layout:
             memo[1] = self._rows(snapshot, np.arange(snapshot.num_nodes, dtype=np.int64))
             memo[0] = layout
+        self._rows_hit = (snapshot, snapshot.node_generation, cache, layout[0], memo[1])
         return memo[1]  # type: ignore[no-any-return]
 
     def _per_node(
@@ -398,12 +427,16 @@ class LoadAwareScheduling:
     def _position_index(self, snapshot: Snapshot) -> npt.NDArray[np.int64]:
         """Per cache row, the snapshot position of its node (-1 for rows of unknown nodes)."""
         rows = self._row_index(snapshot)
+        hit = self._positions_hit
+        if hit is not None and hit[0] is rows and len(hit[1]) == self.cache.rows:
+            return hit[1]  # type: ignore[no-any-return]
         memo: list[Any] = snapshot.cached((NAME, id(self), "positions"), lambda: [None, None])  # type: ignore[assignment]
         if memo[0] is not rows or len(memo[1]) != self.cache.rows:
             out = np.full(self.cache.rows, -1, dtype=np.int64)
             known = rows > 0
             out[rows[known]] = np.flatnonzero(known)
             memo[0], memo[1] = rows, out
+        self._positions_hit = (rows, memo[1])
         return memo[1]  # type: ignore[no-any-return]
 
     def _expired_rows(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
@@ -498,6 +531,7 @@ class LoadAwareScheduling:
         check = check_rows[rows]
         expired = fail_rows[rows]
         incoming = self._incoming(state, pod)
+        failed = False
         # The usual cluster has one threshold profile: no per-profile masks then.
         groups: list[tuple[int, npt.NDArray[np.bool_] | None]]
         if len(profiles) == 1:
@@ -513,6 +547,7 @@ class LoadAwareScheduling:
                 gone = expired if member is None else expired & member
                 codes[gone] = Code.UNSCHEDULABLE
                 keys[gone] = 1
+                failed = True
 
             def failures(
                 at: npt.NDArray[np.int64], t: tuple[int, ...] = thresholds, p: bool = prod, a: tuple[str, float] | None = agg_key
@@ -525,8 +560,10 @@ class LoadAwareScheduling:
             failing = check & (first_failure >= 0)
             if member is not None:
                 failing &= member
-            codes[failing] = Code.UNSCHEDULABLE
-            keys[failing] = 2 + first_failure[failing] + (len(names) if is_agg else 0)
+            if failing.any():
+                codes[failing] = Code.UNSCHEDULABLE
+                keys[failing] = 2 + first_failure[failing] + (len(names) if is_agg else 0)
+                failed = True
 
         def reasons(i: int) -> tuple[str, ...]:
             key = int(keys[i])
@@ -537,7 +574,8 @@ class LoadAwareScheduling:
                 return (REASON_AGGREGATED_USAGE_EXCEED_THRESHOLD % names[index - len(names)],)
             return (REASON_USAGE_EXCEED_THRESHOLD % names[index],)
 
-        return BatchFilterResult(codes, reasons, keys)
+        # Usually no node fails: saying so spares the framework looking at the codes.
+        return BatchFilterResult(codes, reasons, keys, passed=not failed)
 
     # ----- Score --------------------------------------------------------------------------------
     def _score_mode(self, pod: Pod) -> tuple[bool, tuple[str, float] | None]:
@@ -613,7 +651,8 @@ class LoadAwareScheduling:
     # ----- Reserve ------------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Count the pod on the node by its estimate until its usage is reported."""
-        self.cache.assign(node_name, pod, self.handle.now(), self._incoming(state, pod))
+        incoming, priority = state.get(STATE_KEY) or self._estimate(state, pod)
+        self.cache.assign(node_name, pod, self.handle.now(), incoming, priority)
         return success()
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:

@@ -318,6 +318,22 @@ def test_reserve_counts_the_pod_until_unreserve() -> None:
     assert plugin.score(CycleState(), incoming, snapshot.get(NODE))[0] == 72
 
 
+def test_prod_delta_taken_back_as_it_was_added() -> None:
+    """A bound pod relabelled to another priority class keeps the class it was counted with until
+    it is counted again, so removing it takes back exactly what adding it put in the prod delta."""
+    plugin, _ = build({}, [node()], [], [node_metric(NODE, {"cpu": "32", "memory": "10Gi"})])
+    pod = sized("assigned-pod-1", "16", "32Gi", node_name=NODE)
+    state = CycleState()
+    assert plugin.reserve(state, pod, NODE).success
+    row = plugin.cache.nodes[NODE].row
+    assert plugin.cache.prod_delta[row].tolist() == plugin.cache.node_delta[row].tolist() != [0, 0]
+    relabelled = sized("assigned-pod-1", "16", "32Gi", node_name=NODE, labels={"koordinator.sh/priority-class": "koord-batch"})
+    plugin.cache.update(NODE, relabelled, NOW)
+    plugin.unreserve(state, relabelled, NODE)
+    assert plugin.cache.prod_delta[row].tolist() == [0, 0]
+    assert plugin.cache.node_delta[row].tolist() == [0, 0]
+
+
 def test_reserve_pod_is_not_counted() -> None:
     """pod_assign_cache.go podAssignCache.assign: a Reservation's reserve pod is skipped, so a node
     holding a reservation does not look loaded by its estimate."""
