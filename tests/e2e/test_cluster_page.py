@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, chromium
+from tests.e2e.conftest import PASSWORD, login
 from tests.e2e.test_dashboard import shoot
 from tests.support.builders import node_doc, pod_doc
 from tests.support.servers import ROOT, ConsoleProcess, start_console
@@ -84,26 +84,6 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
         proc.wait(10)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium(), headless=True, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-def _login(browser: Any, console: ConsoleProcess) -> Any:
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(console.url + "/accounts/login/")
-    page.fill("input[name=username]", "admin")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(console.url + "/")
-    return page
-
-
 def test_shadow_mode_page(live: tuple[str, Path], browser: Any, tmp_path: Path) -> None:
     url, kubeconfig = live
     console = _start_console(tmp_path, {"SCHEDCONSOLE_MODE": "shadow", "SCHEDCONSOLE_KUBECONFIG": str(kubeconfig)})
@@ -125,7 +105,7 @@ def test_shadow_mode_page(live: tuple[str, Path], browser: Any, tmp_path: Path) 
         report = wait_for(lambda: (s := status()["shadow"])["compared"] >= len(names) and s, 30, 0.2, what="every pod settled")
         assert report["disagreements"], report
 
-        page = _login(browser, console)
+        page = login(browser, console)
         page.click("nav >> text=Cluster")
         page.wait_for_selector("#shadow")
         assert page.inner_text("#mode") == "shadow mode"
@@ -153,7 +133,7 @@ def test_sync_started_and_stopped_from_the_page(live: tuple[str, Path], browser:
     _send(url + "/api/v1/namespaces/default/pods", "POST", placed)
     console = _start_console(tmp_path, {"SCHEDCONSOLE_KUBECONFIG": str(kubeconfig)})
     try:
-        page = _login(browser, console)
+        page = login(browser, console)
         page.goto(console.url + "/cluster/")
         assert page.inner_text("#mode") == "simulated mode"
         assert "Not started" in page.inner_text("#sync")

@@ -12,13 +12,11 @@ import json
 import os
 import re
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, chromium
 from tests.support.builders import pod_doc
 from tests.support.servers import ConsoleProcess
 
@@ -62,23 +60,6 @@ def shoot(page: Any, name: str) -> Path:
             small = image.convert("RGB").resize((840, 540), Image.Resampling.LANCZOS).quantize(colors=64)
             small.save(DOCS / f"{name}.png", optimize=True)
     return path
-
-
-@pytest.fixture(scope="module")
-def page(console: ConsoleProcess) -> Iterator[Any]:
-    """A logged-in page of a headless Chromium."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium(), headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.goto(console.url + "/accounts/login/")
-        page.fill("input[name=username]", "admin")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(console.url + "/")
-        yield page
-        browser.close()
 
 
 def test_pending_pod_why_and_whatif(console: ConsoleProcess, page: Any) -> None:

@@ -8,12 +8,11 @@ no horizontal scroll on a phone."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, chromium
+from tests.e2e.conftest import login
 from tests.e2e.test_dashboard import _api, shoot
 from tests.support.builders import pod_doc
 from tests.support.servers import ConsoleProcess
@@ -24,29 +23,13 @@ WIDTHS = {"desktop": (1440, 900), "phone": (390, 844)}
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium(), headless=True, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
 def pages(console: ConsoleProcess, browser: Any) -> dict[str, Any]:
     """A logged-in page per width; the pods the tests read are created once."""
     _api(console, "POST", "/api/pods/", pod_doc("theirs", "default", "100m", "64Mi", spec={"schedulerName": "volcano"}))
     _api(console, "POST", "/api/pods/", pod_doc("big-17", "default", "17", "1Gi", spec={"schedulerName": "koordinator"}))
     out = {}
     for name, (width, height) in WIDTHS.items():
-        page = browser.new_page(viewport={"width": width, "height": height})
-        page.goto(console.url + "/accounts/login/")
-        page.fill("input[name=username]", "admin")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(console.url + "/")
-        out[name] = page
+        out[name] = login(browser, console, width, height)
     return out
 
 

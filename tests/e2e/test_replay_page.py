@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, chromium
+from tests.e2e.conftest import PASSWORD
 from tests.e2e.test_dashboard import _api, shoot
 from tests.support.servers import ConsoleProcess, start_console
 from tests.support.traces import MOST_ALLOCATED, need_openb
@@ -34,23 +34,6 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess
         yield running
     finally:
         running.stop(20)
-
-
-@pytest.fixture(scope="module")
-def page(console: ConsoleProcess) -> Iterator[Any]:
-    """A logged-in page of a headless Chromium."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium(), headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.goto(console.url + "/accounts/login/")
-        page.fill("input[name=username]", "admin")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(console.url + "/")
-        yield page
-        browser.close()
 
 
 def test_replay_from_the_form_side_by_side_then_apply(console: ConsoleProcess, page: Any) -> None:
