@@ -5,6 +5,8 @@ One stack (tests/support/stack.py: PostgreSQL, a private Redis, uvicorn, two eng
 which one leads, a task worker). Runs alternate, `--repeat` times each, on the same stack:
   quiet   N pods imported; the rate runs from the first attempt to the last binding stored
   loaded  the same while W websocket clients read /ws/scores/ and C threads loop over REST routes
+          (each sends its next request once answered; with `--rest-rate R`, at R requests a second
+          in all instead, each thread on a schedule of its own, so faster answers bring no more load)
 Prints a JSON line per run and a summary with medians and the loaded/quiet ratio. A benchmark, not a test.
 """
 
@@ -70,15 +72,23 @@ async def _ws_clients(
 
 
 def _rest_clients(
-    stack: Stack, n: int, nodes: int, stop: threading.Event, times: dict[str, list[float]], errors: list[int]
+    stack: Stack, n: int, nodes: int, stop: threading.Event, times: dict[str, list[float]], errors: list[int], rate: float = 0.0
 ) -> list[threading.Thread]:
     def loop(k: int) -> None:
         i = k
+        period = n / rate if rate else 0.0
+        due = time.perf_counter() + period * k / n
         while not stop.is_set():
+            if period:
+                # Open loop: the next request is due a period after the last one was due; a late
+                # answer does not postpone the schedule (its wait counts in the latency from `due`).
+                if stop.wait(max(0.0, due - time.perf_counter())):
+                    return
             route = ROUTES[i % len(ROUTES)]
             path = route.format(i=i % nodes)
             req = urllib.request.Request(stack.url + path, headers={"Authorization": f"Token {stack.token}"})
-            started = time.perf_counter()
+            started = due if period else time.perf_counter()
+            due += period
             try:
                 with urllib.request.urlopen(req, timeout=30) as response:
                     response.read()
@@ -104,6 +114,9 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--ws", type=int, default=200)
     parser.add_argument("--rest", type=int, default=50)
+    parser.add_argument(
+        "--rest-rate", type=float, default=0.0, help="REST requests a second in all (0: each client as fast as answered)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     stack = Stack(Path(tempfile.mkdtemp(prefix="production-load-")), leader_ttl=10)
@@ -137,7 +150,7 @@ def main() -> None:
                     threads[0].start()
                     if not ready.wait(120):
                         raise RuntimeError("websocket clients did not connect")
-                    threads += _rest_clients(stack, args.rest, args.nodes, stop, times, errors)
+                    threads += _rest_clients(stack, args.rest, args.nodes, stop, times, errors, args.rest_rate)
                     time.sleep(1.0)
                 status, body = stack.http(
                     "POST", "/api/import/", pods_yaml(args.pods, prefix), content_type="application/yaml", timeout=300
@@ -155,6 +168,7 @@ def main() -> None:
                             "ws_attempts": counts[0],
                             "ws_other": counts[1],
                             "rest_clients": args.rest,
+                            "rest_rate": args.rest_rate or "closed loop",
                             "rest_errors": errors[0],
                             "rest_requests": sum(len(v) for v in times.values()),
                             "p95_ms": {r: _p95(v) for r, v in times.items()},
