@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import lru_cache
 
@@ -114,3 +115,34 @@ def ceil_fraction(amount: Fraction) -> int:
 def format_milli_cpu(milli: int) -> str:
     """Render millicores the way kubectl prints them (`500m`, `2`)."""
     return f"{milli // 1000}" if milli % 1000 == 0 else f"{milli}m"
+
+
+_MEMORY_LIKE = ("memory", "ephemeral-storage")
+
+
+def format_amount(name: str, amount: int) -> str:
+    """A Quantity's canonical text: cpu as a milli quantity ("4", "1500m"); memory-like amounts
+    in binary suffixes when a multiple of 1024 ("4Gi"), anything else in decimal SI ("2k"). Go
+    keeps the format a quantity was written in, so a `4G` request reads back `4G` there and
+    `3814697Ki`-style here: write memory in binary suffixes for the same text."""
+    if name == "cpu":
+        if amount % 1000:
+            return f"{amount}m"
+        amount //= 1000
+        binary = False
+    else:
+        binary = amount % 1024 == 0 and (name in _MEMORY_LIKE or name.startswith("hugepages-"))
+    if amount == 0:
+        return "0"
+    units = (60, 50, 40, 30, 20, 10) if binary else (18, 15, 12, 9, 6, 3)
+    names = ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki") if binary else ("E", "P", "T", "G", "M", "k")
+    for power, suffix in zip(units, names, strict=True):
+        unit = 2**power if binary else 10**power
+        if amount % unit == 0:
+            return f"{amount // unit}{suffix}"
+    return str(amount)
+
+
+def format_resources(amounts: Mapping[str, int]) -> dict[str, str]:
+    """A ResourceList's JSON form, keys sorted as Go marshals a map."""
+    return {k: format_amount(k, v) for k, v in sorted(amounts.items())}

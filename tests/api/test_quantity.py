@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from scheduler.api.quantity import QuantityError, milli_value, parse_quantity, value
+from scheduler.api.quantity import QuantityError, format_amount, format_resources, milli_value, parse_quantity, value
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,28 @@ def test_parse(text: object, exact: Fraction, milli: int, units: int) -> None:
 def test_invalid(text: object) -> None:
     with pytest.raises(QuantityError):
         parse_quantity(text)
+
+
+@pytest.mark.parametrize(
+    ("resource", "text", "shown"),
+    [
+        ("memory", "512Mi", "512Mi"),
+        ("memory", "100M", "100M"),
+        ("memory", "1.5Gi", "1536Mi"),  # Quantity.String() of a BinarySI 1.5Gi
+        ("memory", "2Gi", "2Gi"),
+        ("memory", "16283420Ki", "16283420Ki"),
+        ("memory", "1000", "1k"),
+        ("memory", "0", "0"),
+        ("ephemeral-storage", "10Gi", "10Gi"),
+        ("hugepages-2Mi", "4Mi", "4Mi"),
+        ("cpu", "1500m", "1500m"),
+        ("cpu", "2", "2"),
+        ("nvidia.com/gpu", "2", "2"),
+    ],
+)
+def test_format_amount_reads_back_as_written(resource: str, text: str, shown: str) -> None:
+    """An amount (cpu in millicores, others in units) as apimachinery's Quantity.String() writes
+    the quantity it came from: binary suffixes for a memory-like multiple of 1024, decimal SI else."""
+    amount = milli_value(text) if resource == "cpu" else value(text)
+    assert format_amount(resource, amount) == shown
+    assert format_resources({resource: amount, "a": 0}) == {"a": "0", resource: shown}

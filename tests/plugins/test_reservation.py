@@ -159,7 +159,27 @@ def test_owner_uses_reservation_and_intruder_does_not(tmp_path: pathlib.Path) ->
     # The node counts the owner once: reserve pod (2 left) + owner (2).
     assert int(sched.snapshot.requested[0, 0]) == 4000
     items = sched.extender.dispatch("GET", "/apis/v1/plugins/Reservation/nodeReservations/n1").body["items"]
-    assert [(i["name"], i["allocated"], i["available"]) for i in items] == [("web", {"cpu": "2", "memory": "1073741824"}, True)]
+    assert [(i["name"], i["allocated"], i["available"]) for i in items] == [("web", {"cpu": "2", "memory": "1Gi"}, True)]
+
+
+def test_status_quantities_keep_their_suffix(tmp_path: pathlib.Path) -> None:
+    """status.allocatable and status.allocated are ResourceLists of Quantities (Koordinator's
+    `Reservation.Status`, marshalled by apimachinery): a 512Mi reservation reads `512Mi`, not
+    its bytes; an owner's 100M reads `100M`; cpu stays a milli quantity."""
+    res = reservation("web", cpu="1500m", allocateOnce=False, ttl="0s")
+    res["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"] = "512Mi"
+    owner = pod("w", cpu="500m", labels={"app": "web"})
+    owner["spec"]["containers"][0]["resources"]["requests"]["memory"] = "100M"
+    sched = engine(tmp_path, [node("n1", cpu="4"), res, owner], CFG)
+    sched.run()
+    assert node_of(sched, "w") == "n1"
+    status = status_of(sched, "web")
+    assert status["allocatable"] == {"cpu": "1500m", "memory": "512Mi"}
+    assert status["allocated"] == {"cpu": "500m", "memory": "100M"}
+    items = sched.extender.dispatch("GET", "/apis/v1/plugins/Reservation/nodeReservations/n1").body["items"]
+    assert [(i["allocatable"], i["allocated"]) for i in items] == [
+        ({"cpu": "1500m", "memory": "512Mi"}, {"cpu": "500m", "memory": "100M"})
+    ]
 
 
 def test_allocate_once_succeeds_and_frees_the_rest(tmp_path: pathlib.Path) -> None:

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from django import template
 
+from scheduler.api.quantity import format_amount
+
 register = template.Library()
 
 
 @register.filter
 def amount(value: object, resource: str) -> str:
-    """cpu millicores as cores or `m`, bytes as Gi/Mi, counts as they are."""
+    """A resource amount as a Quantity reads (`scheduler.api.quantity.format_amount`): cpu as
+    cores or `m`; memory in the binary suffix that divides it (`512Mi`, `1536Mi`, `16283420Ki`),
+    else decimal (`100M`), so a request shows as it was written; counts as they are."""
     if isinstance(value, str) and value.isdigit():
         value = int(value)
-    if not isinstance(value, int):
+    if not isinstance(value, int) or isinstance(value, bool):
         return "" if value is None else str(value)
-    if resource == "cpu":  # as Kubernetes writes a quantity: whole cores, else millicores (never 0.5)
-        return f"{value // 1000}" if value % 1000 == 0 else f"{value}m"
-    if resource in ("memory", "ephemeral-storage"):
-        if value >= 1 << 30:
-            return f"{value / (1 << 30):.1f}Gi"
-        return f"{value / (1 << 20):.0f}Mi"
+    if resource == "cpu" or resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return format_amount(resource, value)
     return str(value)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from scheduler.api.objects import CPU
+from scheduler.api.quantity import format_amount, format_resources
 from scheduler.framework.nodeinfo import is_scalar_resource
 from scheduler.frameworkext.topologymanager import NUMATopologyHint, bits
 
@@ -24,7 +25,6 @@ Resources = dict[str, int]
 NUMAResources = tuple[tuple[int, Resources], ...]
 ANNOTATION_AMPLIFICATION_RATIO = "node.koordinator.sh/resource-amplification-ratio"
 MAX_NODE_SCORE = 100
-_MEMORY_LIKE = ("memory", "ephemeral-storage")
 
 
 def amplification_ratios(annotations: Mapping[str, str]) -> dict[str, float] | None:
@@ -75,34 +75,6 @@ def sub_non_negative(a: Mapping[str, int], b: Mapping[str, int] | None) -> Resou
     for k in b or ():
         out.setdefault(k, 0)
     return out
-
-
-def format_amount(name: str, amount: int) -> str:
-    """A Quantity's canonical text: cpu as a milli quantity ("4", "1500m"); memory-like amounts
-    in binary suffixes when a multiple of 1024 ("4Gi"), anything else in decimal SI ("2k"). Go
-    keeps the format a quantity was written in, so a `4G` request reads back `4G` there and
-    `3814697Ki`-style here: write memory in binary suffixes for the same text."""
-    if name == CPU:
-        if amount % 1000:
-            return f"{amount}m"
-        amount //= 1000
-        binary = False
-    else:
-        binary = amount % 1024 == 0 and (name in _MEMORY_LIKE or name.startswith("hugepages-"))
-    if amount == 0:
-        return "0"
-    units = (60, 50, 40, 30, 20, 10) if binary else (18, 15, 12, 9, 6, 3)
-    names = ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki") if binary else ("E", "P", "T", "G", "M", "k")
-    for power, suffix in zip(units, names, strict=True):
-        unit = 2**power if binary else 10**power
-        if amount % unit == 0:
-            return f"{amount // unit}{suffix}"
-    return str(amount)
-
-
-def format_resources(amounts: Mapping[str, int]) -> dict[str, str]:
-    """A ResourceList's JSON form, keys sorted as Go marshals a map."""
-    return {k: format_amount(k, v) for k, v in sorted(amounts.items())}
 
 
 def numa_node_json(numa: Iterable[tuple[int, Mapping[str, int]]]) -> list[dict[str, object]]:

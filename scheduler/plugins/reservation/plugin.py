@@ -44,6 +44,7 @@ import numpy.typing as npt
 from scheduler.api import reservation as rapi
 from scheduler.api.fields import format_time
 from scheduler.api.objects import CPU, Pod, ResourceList
+from scheduler.api.quantity import format_resources
 from scheduler.api.reservation import (
     ANNOTATION_RESERVATION_ALLOCATED,
     PHASE_AVAILABLE,
@@ -81,17 +82,6 @@ ERR_REASON_RESERVATION_AFFINITY = "node(s) no reservations match reservation aff
 ERR_REASON_NO_RESERVATIONS_MEET_REQUIREMENTS = "node(s) no reservation(s) to meet the requirements"
 RESERVATION_REASON_PREFIX = "Reservation(s) "
 MOST_PREFERRED_SCORE = 1000  # scoring.go mostPreferredScore
-
-
-def format_resources(amounts: ResourceList) -> dict[str, str]:
-    """Integer amounts as Kubernetes quantities (cpu in millicores when fractional)."""
-    out = {}
-    for name, value in sorted(amounts.items()):
-        if name == CPU:
-            out[name] = str(value // 1000) if value % 1000 == 0 else f"{value}m"
-        else:
-            out[name] = str(value)
-    return out
 
 
 @dataclass(slots=True, eq=False)
