@@ -26,14 +26,14 @@ SHOTS = Path(__file__).resolve().parents[2] / "var"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def _api(console: ConsoleProcess, method: str, path: str, body: dict | None = None) -> Any:
+def _api(console: ConsoleProcess, method: str, path: str, body: dict | None = None, timeout: float = 20) -> Any:
     request = urllib.request.Request(
         console.url + path,
         method=method,
         data=json.dumps(body).encode() if body is not None else None,
         headers={"Authorization": f"Token {console.token}", "Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=20) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read())
 
 

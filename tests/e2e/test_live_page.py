@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import PASSWORD, chromium
+from tests.e2e.test_dashboard import _api
 from tests.support.servers import ConsoleProcess
 
 pytestmark = pytest.mark.e2e
 
 SHOTS = Path(__file__).resolve().parents[2] / "var"
-
-
-def _api(console: ConsoleProcess, method: str, path: str, body: dict | None = None) -> dict:
-    request = urllib.request.Request(
-        console.url + path,
-        method=method,
-        data=json.dumps(body).encode() if body is not None else None,
-        headers={"Authorization": f"Token {console.token}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
 
 
 def test_live_page_end_to_end(console: ConsoleProcess) -> None:
@@ -43,7 +31,7 @@ def test_live_page_end_to_end(console: ConsoleProcess) -> None:
         page.fill("#topn", "10")
         page.click("#topn-form button[type=submit]")
         expect(page.locator("#topn-confirmed b")).to_have_text("10")
-        assert _api(console, "GET", "/api/debug-flags/")["debugTopNScores"] == 10
+        assert _api(console, "GET", "/api/debug-flags/", timeout=10)["debugTopNScores"] == 10
 
         pod = {
             "apiVersion": "v1",
@@ -59,7 +47,7 @@ def test_live_page_end_to_end(console: ConsoleProcess) -> None:
                 ]
             },
         }
-        _api(console, "POST", "/api/pods/", pod)
+        _api(console, "POST", "/api/pods/", pod, timeout=10)
         row = page.locator("tr.attempt[data-pod='shop/e2e-web']")
         expect(row).to_have_count(1, timeout=10000)
         expect(row.locator("td").nth(3)).to_have_text("Scheduled")
