@@ -13,13 +13,18 @@ register = template.Library()
 def amount(value: object, resource: str) -> str:
     """A resource amount as a Quantity reads (`scheduler.api.quantity.format_amount`): cpu as
     cores or `m`; memory in the binary suffix that divides it (`512Mi`, `1536Mi`, `16283420Ki`),
-    else decimal (`100M`), so a request shows as it was written; counts as they are."""
+    else decimal (`100M`), so a request shows as it was written; an amount no suffix divides (an
+    estimate) rounded to Mi or a tenth of a Gi; counts as they are."""
     if isinstance(value, str) and value.isdigit():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool):
         return "" if value is None else str(value)
     if resource == "cpu" or resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
-        return format_amount(resource, value)
+        text = format_amount(resource, value)
+        if resource != "cpu" and text.isdigit() and value >= 1 << 20:
+            # No suffix divides it (an estimate, a scaled usage): rounded, as people read it.
+            return f"{value / (1 << 30):.1f}Gi" if value >= 1 << 30 else f"{value / (1 << 20):.0f}Mi"
+        return text
     return str(value)
 
 
