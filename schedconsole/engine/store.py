@@ -334,19 +334,23 @@ class Store:
                 barriers.append(item.done)
             elif isinstance(item, _AfterCommit):
                 after.append(item.callback)
+        # A pod's binding in the batch goes into its document's write (its result annotations, made
+        # just before the binding), instead of a second write of the row.
+        bound = {b.uid: b.node for b in binds if b.uid in changes and changes[b.uid].document is not None}
         if changes:
-            self._write_changes(list(changes.values()), statements)
+            self._write_changes(list(changes.values()), statements, bound)
         if records:
             self._write_records(records, statements)
         if binds:
-            self._write_binds(binds, statements)
+            self._write_binds([b for b in binds if b.uid not in bound], binds, statements)
             acks.extend(b.acknowledge for b in binds)
         if logged:
             _write_log(logged, statements)
         return statements
 
-    def _write_changes(self, changes: list[bridge.Change], statements: list[_Stmt]) -> None:
-        """Upsert changed objects and mark deleted ones, a statement per kind of write."""
+    def _write_changes(self, changes: list[bridge.Change], statements: list[_Stmt], bound: dict[str, str]) -> None:
+        """Upsert changed objects and mark deleted ones, a statement per kind of write; `bound`: the
+        node of each pod whose binding is in the batch."""
         table = ClusterObject._meta.db_table
         js = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
         now = connection.ops.adapt_datetimefield_value(datetime.now(tz=UTC))
@@ -355,7 +359,7 @@ class Store:
         for c in changes:
             if c.document is None:
                 continue
-            node = (c.document.get("spec") or {}).get("nodeName", "") if c.kind == "Pod" else ""
+            node = (bound.get(c.uid) or (c.document.get("spec") or {}).get("nodeName", "")) if c.kind == "Pod" else ""
             rows.append((c.kind, c.namespace, c.name, c.uid, _json(c.document), node or "", now, now))
         _insert_rows(
             statements,
@@ -369,11 +373,13 @@ class Store:
                 (True, f"UPDATE {table} SET deleted = TRUE, updated = %s WHERE uid = %s", [(now, uid) for (uid,) in gone])
             )
 
-    def _write_binds(self, binds: list[_Bind], statements: list[_Stmt]) -> None:
+    def _write_binds(self, rows: list[_Bind], binds: list[_Bind], statements: list[_Stmt]) -> None:
+        """Set the node of each pod in `rows` (the others' were written with their documents) and
+        insert every binding."""
         ops = connection.ops
         table = ClusterObject._meta.db_table
-        for start in range(0, len(binds), MAX_PARAMS // 2):
-            chunk = binds[start : start + MAX_PARAMS // 2]
+        for start in range(0, len(rows), MAX_PARAMS // 2):
+            chunk = rows[start : start + MAX_PARAMS // 2]
             values = ", ".join(["(%s, %s)"] * len(chunk))
             statements.append(
                 (
@@ -503,11 +509,14 @@ def _json(value: Any) -> str:
 def _execute(statements: list[_Stmt]) -> None:
     """Run prepared statements on the driver's own cursor, in the open transaction. Django's cursor
     wrapper would rewrite every `%s` of a 30000-parameter statement with a regular expression (SQLite)
-    and time each call; errors still become Django's (`wrap_database_errors`)."""
+    and time each call; errors still become Django's (`wrap_database_errors`). On PostgreSQL the
+    parameters are sent apart from the statement (server-side binding) instead of quoted into its
+    text, as Django's client-side cursor does: a pod carrying result annotations is a 65 KB document,
+    and 2000 of them took 1.38 s to insert quoted, 0.67 s bound."""
     connection.ensure_connection()
     qmark = connection.vendor == "sqlite"
     with connection.wrap_database_errors:
-        cur = connection.connection.cursor()
+        cur = connection.connection.cursor() if qmark else _bound_cursor(connection.connection)
         try:
             for many, sql, params in statements:
                 if qmark:
@@ -518,6 +527,13 @@ def _execute(statements: list[_Stmt]) -> None:
                     cur.execute(sql, params)
         finally:
             cur.close()
+
+
+def _bound_cursor(conn: Any) -> Any:
+    """A psycopg cursor binding parameters on the server (Django's connections make client-side ones)."""
+    import psycopg
+
+    return psycopg.Cursor(conn)
 
 
 def _run_all(callbacks: list[Callable[[], None]]) -> None:

@@ -76,3 +76,33 @@ def test_a_write_the_store_cannot_make_drops_that_write_alone(start_engine) -> N
     wait_for(lambda: ClusterObject.objects.filter(name="after-the-bad-row").exists(), what="the good pod stored")
     assert host.store.failed is None
     assert not ClusterObject.objects.filter(uid="uid-huge").exists()
+
+
+def test_a_binding_goes_into_the_write_of_its_pods_document(transactional_db) -> None:
+    # A scheduled pod's result annotations and its binding reach the store in one batch: its row is
+    # written once (document and node), not upserted and then updated again for the node.
+    import time
+
+    from schedconsole.cluster.models import Binding, ClusterObject
+    from schedconsole.engine import bridge
+    from schedconsole.engine.store import Store, _Bind, save_documents
+
+    docs = [bridge.with_defaults(pod(name), "Pod") for name in ("noted", "plain")]
+    save_documents(docs)
+    (noted, plain) = (d["metadata"]["uid"] for d in docs)
+    annotated = {**docs[0], "metadata": {**docs[0]["metadata"], "annotations": {"example.com/result": "x" * 70000}}}
+    acknowledged: list[str] = []
+    batch = [
+        bridge.Change("Pod", "default", "noted", noted, annotated, ""),
+        _Bind(noted, "default/noted", "node-b", time.time(), lambda: acknowledged.append("noted")),
+        _Bind(plain, "default/plain", "node-c", time.time(), lambda: acknowledged.append("plain")),
+    ]
+    statements = Store(lambda fn: fn())._prepare(list(batch), [], [], [])
+    node_updates = [params for _, sql, params in statements if "SET node_name = v.node" in sql]
+    assert node_updates == [[plain, "node-c"]]
+    Store(lambda fn: fn())._write(batch)
+    rows = {o.name: o for o in ClusterObject.objects.filter(kind="Pod")}
+    assert (rows["noted"].node_name, rows["plain"].node_name) == ("node-b", "node-c")
+    assert rows["noted"].document["metadata"]["annotations"]["example.com/result"] == "x" * 70000
+    assert sorted(Binding.objects.values_list("pod", flat=True)) == ["default/noted", "default/plain"]
+    assert sorted(acknowledged) == ["noted", "plain"]
