@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# Re-exported: the pages' amount filter writes quantities as the engine does.
+from scheduler.api.quantity import format_amount as format_amount
+
 # Deleted pods and scheduler Events a long-running engine keeps (the newest).
 HISTORY_LIMIT = 10000
 PAGE_LIMIT_MAX = 200  # the pages' largest page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from scheduler.api.quantity import format_amount
+from schedconsole.engine.bridge.common import format_amount
 
 register = template.Library()
 
