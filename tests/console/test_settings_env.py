@@ -79,3 +79,23 @@ def test_every_setting_is_listed_in_env_example() -> None:
     listed = set(re.findall(r"^([A-Z0-9_]+)=", (root / ".env.example").read_text(), re.MULTILINE))
     assert len(read) > 30
     assert read - listed == set()
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({}, "True"),  # embedded: kube-scheduler-simulator's result annotations, as the simulator writes them
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0", "SECRET_KEY": "x" * 50}, "False"),  # production default
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0", "SECRET_KEY": "x" * 50, "SCHEDCONSOLE_RESULT_ANNOTATIONS": "on"}, "True"),
+    ],
+    ids=["embedded", "production", "production-on"],
+)
+def test_result_annotations_default_by_wiring(tmp_path, extra, expected) -> None:
+    import subprocess
+    import sys
+
+    env = {"SCHEDCONSOLE_VAR_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", **extra}
+    code = "import schedconsole.settings as s; print(s.RESULT_ANNOTATIONS)"
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
