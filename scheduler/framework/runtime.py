@@ -94,23 +94,28 @@ class ScoreOutcome:
     raw: npt.NDArray[np.int64] | None = None
     """The scores before NormalizeScore, when the cycle kept them (`CycleState.keep_raw_scores`)
     and a plugin normalized (else they are `matrix`)."""
+    _order: npt.NDArray[np.intp] | None = field(default=None, repr=False, compare=False)
+
+    def order(self) -> npt.NDArray[np.intp]:
+        """Columns by total descending (ties keep evaluation order), sorted once: the top-N log and the history's score table read it."""
+        if self._order is None:
+            self._order = np.argsort(-self.totals, kind="stable")
+        return self._order
 
     def top_columns(self, n: int | None) -> list[int]:
         """Column indexes by total descending (ties keep evaluation order), the first n or all."""
-        order = np.argsort(-self.totals, kind="stable")
-        return [int(j) for j in (order if n is None else order[:n])]
+        return [int(j) for j in (self.order() if n is None else self.order()[:n])]
 
     def top_rows(self, names: list[str], n: int) -> list[dict[str, Any]]:
         """The top-n rows of weighted per-plugin scores, total descending (debugTopNScores)."""
         if n <= 0 or not self.plugins:
             return []
-        cols = np.argsort(-self.totals, kind="stable")[:n]
+        cols = self.order()[:n]
         # Gather the n columns with NumPy, then build the dicts from plain lists.
         weighted = (self.matrix[:, cols] * np.asarray(self.weights, dtype=np.int64)[:, None]).T.tolist()
         nodes = [names[p] for p in self.positions[cols].tolist()]
-        plugins = self.plugins
         return [
-            {"node": node, "total": total, "plugins": dict(zip(plugins, row, strict=True))}
+            {"node": node, "total": total, "plugins": dict(zip(self.plugins, row, strict=True))}
             for node, total, row in zip(nodes, self.totals[cols].tolist(), weighted, strict=True)
         ]
 

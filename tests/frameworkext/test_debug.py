@@ -120,6 +120,20 @@ def test_debug_scores_keeps_only_the_top_n() -> None:
     assert table.splitlines() == KOORD_EXPECTED.splitlines()[:4]
 
 
+def test_score_order_is_sorted_once_for_the_log_and_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The top-N log's rows, `top_columns` and the history's score table (`record_row`) share one
+    stable sort of the totals: ties keep evaluation order."""
+    totals = np.array([5, 7, 7, 1], dtype=np.int64)
+    outcome = ScoreOutcome(np.arange(4, dtype=np.int64), ["A"], [1], totals[None, :].copy(), totals)
+    calls: list[int] = []
+    argsort = np.argsort
+    monkeypatch.setattr(np, "argsort", lambda *a, **k: calls.append(1) or argsort(*a, **k))
+    assert [r["node"] for r in outcome.top_rows(["n0", "n1", "n2", "n3"], 3)] == ["n1", "n2", "n0"]
+    assert outcome.top_columns(None) == [1, 2, 0, 3]
+    assert outcome.top_columns(2) == [1, 2]
+    assert calls == [1]
+
+
 def test_render_markdown_escapes_pipes_and_has_nothing_for_no_rows() -> None:
     assert render_markdown("p", [], ["A"]) == ""
     assert render_markdown("p", [{"node": "n", "total": 0, "plugins": {}}], []).splitlines() == [

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from schedconsole.history.compact import group_failures
 from scheduler.frameworkext.publisher import attempt_message
 from scheduler.records import AttemptRecord, record_head
@@ -41,7 +39,7 @@ def record_row(record: AttemptRecord, score_nodes: int, filter_nodes: int) -> di
     so = record.score_outcome
     entry["scoredNodes"] = len(so.positions) if so is not None and so.plugins else 0
     if so is not None and so.plugins and score_nodes > 0:
-        cols = np.argsort(-so.totals, kind="stable")[:score_nodes]
+        cols = so.order()[:score_nodes]  # the top-N log sorted them already
         names = record.names
         rows = [
             [names[pos], total, scores]
